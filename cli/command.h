@@ -1,0 +1,20 @@
+#pragma once
+// A subcommand: its CLI11 parser and what runs when it was chosen. Each add_* function declares
+// one subcommand's flags on `parent`; run() returns the exit code and may throw parity::Error.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <vector>
+
+namespace parity::cli {
+
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+Command add_inspect_command(CLI::App& parent);
+// Subcommands whose issues have not landed: they explain what they will do and refuse to run.
+std::vector<Command> add_planned_commands(CLI::App& parent);
+
+}  // namespace parity::cli

@@ -1,0 +1,64 @@
+// parity: checks that an operator's CUDA kernel computes what its CPU reference computes.
+// main() only parses the command line, runs the chosen subcommand and maps failures to exit codes.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <new>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/thread_pool.h"
+#include "core/version.h"
+
+namespace {
+
+std::string version_text() {
+  const parity::GpuStatus& gpu = parity::gpu_status();
+  return std::string("parity ") + PARITY_VERSION + " (" + PARITY_BUILD_TYPE + ", " + PARITY_CXX_COMPILER +
+         ")\nCUDA backend: " + PARITY_CUDA_INFO +
+         "\nGPU: " + (gpu.available ? gpu.device : gpu.reason) +
+         "\nthreads: " + std::to_string(parity::num_threads());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace parity::cli;
+  CLI::App app(
+      "parity: checks that a CUDA kernel computes what its CPU reference computes, on the tensor\n"
+      "shapes a real model (YOLOv5) uses, and finds the first layer where two devices part ways.",
+      "parity");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", [] { return version_text(); }, "Show version, build and GPU status");
+  app.footer("Exit codes: 0 passed, 1 numeric mismatch, 2 structural mismatch, 3 usage or I/O error.\n"
+             "Run 'parity <command> --help' for a command's options.");
+
+  std::vector<Command> commands;
+  commands.push_back(add_inspect_command(app));
+  for (Command& c : add_planned_commands(app)) commands.push_back(std::move(c));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "parity: " << e.what() << " (see parity --help)\n";
+    return kUsageOrIoError;
+  }
+
+  for (const Command& c : commands) {
+    if (!c.app->parsed()) continue;
+    try {
+      return c.run();
+    } catch (const parity::Error& e) {
+      std::cerr << "parity " << c.app->get_name() << ": " << e.what() << "\n";
+    } catch (const std::bad_alloc&) {
+      std::cerr << "parity " << c.app->get_name() << ": out of memory\n";
+    } catch (const std::exception& e) {
+      std::cerr << "parity " << c.app->get_name() << ": internal error: " << e.what() << "\n";
+    }
+    return kUsageOrIoError;
+  }
+  return kUsageOrIoError;  // unreachable: require_subcommand(1) guarantees a parsed command
+}

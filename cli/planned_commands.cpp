@@ -1,0 +1,43 @@
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+
+namespace parity::cli {
+
+namespace {
+struct Planned {
+  const char* name;
+  const char* description;
+};
+
+// Kept in the order a user meets them: make cases, replay them, run a model, compare, bisect.
+constexpr Planned kPlanned[] = {
+    {"cases", "Generate YOLOv5 case files from the architecture, or import a PyTorch profiler "
+              "trace (parity cases import TRACE)"},
+    {"replay", "Replay case files on two backends and compare each op's outputs "
+               "(parity replay CASES --backend A --vs B)"},
+    {"run", "Run a whole YOLOv5 on one backend and dump every layer's inputs and outputs "
+            "(parity run yolov5s --backend ref --dump DIR)"},
+    {"compare", "Compare two dumps layer by layer under a tolerance policy (parity compare A B)"},
+    {"bisect", "Name the first layer where two dumps diverge (parity bisect A B)"},
+    {"golden", "Check a backend against the golden packs, or regenerate them (parity golden check)"},
+    {"bench", "Time each op on a backend against LibTorch on YOLOv5 shapes (parity bench)"},
+};
+}  // namespace
+
+std::vector<Command> add_planned_commands(CLI::App& parent) {
+  std::vector<Command> out;
+  for (const Planned& p : kPlanned) {
+    CLI::App* app = parent.add_subcommand(p.name, std::string(p.description) + " [not built yet]");
+    // Accept anything so that the answer is "not built yet", not a complaint about flags.
+    app->allow_extras();
+    out.push_back({app, [name = p.name] {
+                     std::cerr << "parity " << name << ": not built yet in this version of parity\n";
+                     return int(kUsageOrIoError);
+                   }});
+  }
+  return out;
+}
+
+}  // namespace parity::cli

@@ -1,0 +1,34 @@
+# Flags shared by every parity target, and parity_add_test().
+
+# No fused multiply-add contraction: the reference and the seeded inputs must give the same bits
+# with every compiler and -march, so a*b+c is always two roundings.
+add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)
+
+if(PARITY_SANITIZE)
+  set(_parity_san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${_parity_san}>")
+  string(REPLACE ";" "," _parity_san_csv "${_parity_san}")
+  add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${_parity_san_csv}>")
+  add_link_options(${_parity_san})
+endif()
+
+function(parity_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+endfunction()
+
+# parity_add_test(NAME SOURCES src... [LIBS lib...] [LABELS label...] [ENV VAR=value...])
+# One test binary is one ctest test: each process start costs (LibTorch loads in 0.4 s), so tests
+# are grouped into few, meaty binaries and ctest -j runs the binaries side by side.
+function(parity_add_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  add_executable(${name} ${T_SOURCES})
+  parity_warnings(${name})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  add_test(NAME ${name} COMMAND ${name} --gtest_brief=1)
+  set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT 600)
+  if(T_ENV)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${T_ENV}")
+  endif()
+endfunction()

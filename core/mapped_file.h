@@ -1,0 +1,31 @@
+#pragma once
+// A read-only memory mapping of a whole file: large .npy inputs and dump tensors are read in
+// place instead of being copied into memory.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace parity {
+
+class MappedFile {
+ public:
+  // Throws parity::Error naming the path when the file cannot be opened or mapped.
+  static std::shared_ptr<const MappedFile> open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const std::byte* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile(std::string path, const std::byte* data, size_t size)
+      : path_(std::move(path)), data_(data), size_(size) {}
+
+  std::string path_;
+  const std::byte* data_;
+  size_t size_;
+};
+
+}  // namespace parity

@@ -1,0 +1,44 @@
+#pragma once
+// .npy files (numpy's format, NEP 1): the on-disk form of every tensor parity reads or writes.
+//
+// Read: header versions 1.0, 2.0 and 3.0; little-endian C-order '<f2' '<f4' '<f8' '<i4' '<i8'
+// '|u1' '|b1'. Anything else, and any damaged file, is refused with a parity::Error naming the
+// file and the reason. Files of at least `map_threshold` bytes are memory-mapped, not copied.
+// Write: version 1.0 (64-byte aligned data, as numpy writes it), atomically; at most
+// kMaxNpyWriteRank dimensions, so that every file parity writes loads in numpy.
+#include <cstddef>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace parity {
+
+struct NpyInfo {
+  int major = 1, minor = 0;  // header version
+  size_t data_offset = 0;    // bytes before the data
+  bool mapped = false;       // the tensor is a view of a mapping
+};
+
+struct NpyReadOptions {
+  size_t map_threshold = size_t(1) << 20;  // below this, copying is cheaper than mapping
+};
+
+Tensor read_npy(const std::string& path, const NpyReadOptions& options = {}, NpyInfo* info = nullptr);
+
+// Parses a whole .npy image held in memory; `name` is used in error messages. The tensor owns a
+// copy of the data.
+Tensor parse_npy(const std::byte* bytes, size_t size, const std::string& name);
+
+void write_npy(const std::string& path, const Tensor& tensor);
+
+// The complete file image write_npy would produce (header and data).
+std::string encode_npy(const Tensor& tensor);
+
+// The largest header parity accepts. numpy itself stops at 10,000 bytes unless told otherwise;
+// anything past this is damage, not a header.
+inline constexpr size_t kMaxNpyHeader = 64 * 1024;
+
+// numpy 1.x refuses arrays of more than 32 dimensions (NPY_MAXDIMS; 64 since numpy 2.0).
+inline constexpr size_t kMaxNpyWriteRank = 32;
+
+}  // namespace parity

@@ -1,0 +1,69 @@
+#include "core/tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "core/npy.h"
+#include "support/test_support.h"
+
+namespace parity {
+namespace {
+
+TEST(Tensor, OwningIsZeroedAlignedAndTyped) {
+  Tensor t(DType::Float32, Shape{3, 5});
+  EXPECT_TRUE(t.defined());
+  EXPECT_TRUE(t.writable());
+  EXPECT_EQ(t.nbytes(), 60u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.bytes()) % 64, 0u);
+  for (int i = 0; i < 15; ++i) EXPECT_EQ(t.data<float>()[i], 0.0f);
+  EXPECT_THROW(t.data<double>(), Error);
+  EXPECT_THROW(t.mutable_data<int32_t>(), Error);
+  EXPECT_FALSE(Tensor().defined());
+  EXPECT_THROW(Tensor().data<float>(), Error);
+}
+
+TEST(Tensor, CopiesShareCloneDoesNot) {
+  Tensor a(DType::Int32, Shape{4});
+  Tensor b = a;
+  b.mutable_data<int32_t>()[2] = 7;
+  EXPECT_EQ(a.data<int32_t>()[2], 7);
+  Tensor c = a.clone();
+  c.mutable_data<int32_t>()[2] = 9;
+  EXPECT_EQ(a.data<int32_t>()[2], 7);
+  EXPECT_EQ(c.data<int32_t>()[2], 9);
+}
+
+TEST(Tensor, ZeroSizeHasUsableBase) {
+  Tensor t(DType::Float64, Shape{2, 0, 3});
+  EXPECT_EQ(t.numel(), 0);
+  EXPECT_NE(t.bytes(), nullptr);
+  EXPECT_EQ(t.clone().numel(), 0);
+}
+
+TEST(Tensor, MappedViewIsReadOnlyAndBounded) {
+  test::TempDir dir;
+  Tensor t(DType::Float32, Shape{256, 1024});  // 1 MiB: read_npy maps it by default
+  for (int64_t i = 0; i < t.numel(); ++i) t.mutable_data<float>()[i] = float(i % 1000);
+  write_npy(dir.file("t.npy"), t);
+  NpyInfo info;
+  Tensor m = read_npy(dir.file("t.npy"), {}, &info);
+  EXPECT_TRUE(info.mapped);
+  EXPECT_TRUE(m.is_mapped());
+  EXPECT_FALSE(m.writable());
+  EXPECT_THROW(m.mutable_bytes(), Error);
+  EXPECT_EQ(std::memcmp(m.bytes(), t.bytes(), t.nbytes()), 0);
+  // A writable copy of a mapped tensor.
+  Tensor c = m.clone();
+  c.mutable_data<float>()[0] = -1;
+  EXPECT_EQ(m.data<float>()[0], 0.0f);
+
+  auto file = MappedFile::open(dir.file("t.npy"));
+  EXPECT_THROW(Tensor::view(DType::Float32, Shape{256, 1025}, file, info.data_offset), Error);
+  EXPECT_THROW(Tensor::view(DType::Float32, Shape{4}, file, 2), Error);  // misaligned
+  EXPECT_THROW(MappedFile::open(dir.file("absent.npy")), Error);
+  EXPECT_THROW(MappedFile::open(dir.path()), Error);  // a folder
+}
+
+}  // namespace
+}  // namespace parity
