@@ -5,10 +5,8 @@ find_package(CLI11 REQUIRED)
 find_package(xxHash REQUIRED)          # cmake/FindxxHash.cmake: Debian ships no CMake config
 find_package(Threads REQUIRED)
 
-if(BUILD_TESTING OR NOT DEFINED BUILD_TESTING)
-  find_package(GTest REQUIRED)
-  find_package(rapidcheck REQUIRED)
-endif()
+find_package(GTest REQUIRED)
+find_package(rapidcheck REQUIRED)
 
 # LibTorch serves the `aten` backend only; the parts that include ATen link it, nothing else.
 # Its CMake config is slow and noisy, so it is looked up once here.

@@ -5,10 +5,14 @@
 add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)
 
 if(PARITY_SANITIZE)
-  set(_parity_san -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  # = -fsanitize=address,undefined, spelled as separate flags because nvcc's -Xcompiler splits
+  # its argument at commas.
+  set(_parity_san -fsanitize=address -fsanitize=undefined -fno-omit-frame-pointer
+                  -fno-sanitize-recover=undefined)
   add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${_parity_san}>")
-  string(REPLACE ";" "," _parity_san_csv "${_parity_san}")
-  add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${_parity_san_csv}>")
+  foreach(flag IN LISTS _parity_san)
+    add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${flag}>")
+  endforeach()
   add_link_options(${_parity_san})
 endif()
 
