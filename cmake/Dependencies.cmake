@@ -12,3 +12,13 @@ find_package(rapidcheck REQUIRED)
 # Its CMake config is slow and noisy, so it is looked up once here.
 find_package(Torch REQUIRED)
 message(STATUS "LibTorch ${Torch_VERSION} at ${TORCH_INSTALL_PREFIX}")
+
+# OpenBLAS (pthread flavour) for the float64 dgemm of the conv2d reference. Debian's config file
+# sets variables only; wrap them in a target.
+find_package(OpenBLAS REQUIRED)
+if(NOT TARGET OpenBLAS::OpenBLAS)
+  add_library(OpenBLAS::OpenBLAS UNKNOWN IMPORTED)
+  set_target_properties(OpenBLAS::OpenBLAS PROPERTIES
+    IMPORTED_LOCATION "${OpenBLAS_LIBRARIES}"
+    INTERFACE_INCLUDE_DIRECTORIES "${OpenBLAS_INCLUDE_DIRS}")
+endif()

@@ -1,0 +1,17 @@
+#pragma once
+// Conversions between parity tensors and LibTorch's, for the `_aten.cpp` files only (the one
+// place Torch headers appear).
+#include <ATen/core/Tensor.h>
+
+#include "core/tensor.h"
+
+namespace parity {
+
+// A zero-copy CPU at::Tensor over t's bytes. ATen ops read it and never write it.
+at::Tensor to_aten(const Tensor& t);
+// A contiguous copy of an at::Tensor as an owning parity tensor (int64 indices stay int64).
+Tensor from_aten(const at::Tensor& t);
+// LibTorch's intra-op threads follow parity's (it defaults to 1 here); called before each op.
+void aten_threads();
+
+}  // namespace parity

@@ -1,0 +1,125 @@
+#include "kernels/backend.h"
+
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/gpu.h"
+#include "kernels/registry.h"
+
+namespace parity {
+
+void check_inputs(std::string_view op, const std::vector<TensorSpec>& specs, const std::vector<Tensor>& inputs) {
+  const std::string o(op);
+  if (inputs.size() != specs.size()) {
+    throw Error(o + ": expects " + std::to_string(specs.size()) + " input tensors, got " +
+                std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& s = specs[i];
+    const Tensor& t = inputs[i];
+    if (!t.defined()) throw Error(o + ": input " + s.name + " is undefined");
+    if (t.dtype() != s.dtype || t.shape() != s.shape) {
+      throw Error(o + ": input " + s.name + " is " + std::string(dtype_name(t.dtype())) + " " + t.shape().str() +
+                  ", the line says " + std::string(dtype_name(s.dtype)) + " " + s.shape.str());
+    }
+  }
+}
+
+namespace {
+
+class TableBackend : public Backend {
+ public:
+  TableBackend(std::string name, std::function<std::string()> reason) : name_(std::move(name)), reason_(std::move(reason)) {}
+
+  void add(const std::string& op, OpFn fn) { ops_[op] = std::move(fn); }
+
+  const std::string& name() const override { return name_; }
+  std::string unavailable_reason() const override { return reason_(); }
+  bool supports(std::string_view op) const override { return ops_.count(std::string(op)) > 0; }
+
+  std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const override {
+    const std::string op = op_name_of(line);
+    const auto it = ops_.find(op);
+    if (it == ops_.end()) {
+      op_entry(op);  // throws for an op nobody knows
+      throw Error("backend " + name_ + " has no " + op + " implementation");
+    }
+    if (const std::string why = unavailable_reason(); !why.empty()) {
+      throw Error("backend " + name_ + " cannot run here: " + why);
+    }
+    return it->second(line, inputs);
+  }
+
+ private:
+  std::string name_;
+  std::function<std::string()> reason_;
+  std::map<std::string, OpFn> ops_;
+};
+
+std::map<std::string, std::unique_ptr<TableBackend>, std::less<>> make_backends() {
+  std::map<std::string, std::unique_ptr<TableBackend>, std::less<>> b;
+  b["ref"] = std::make_unique<TableBackend>("ref", [] { return std::string(); });
+  b["aten"] = std::make_unique<TableBackend>("aten", [] { return std::string(); });
+  b["cuda"] = std::make_unique<TableBackend>("cuda", [] {
+    const GpuStatus& s = gpu_status();
+    if (!s.built) return s.reason;
+    return s.available ? std::string() : s.reason;
+  });
+  for (const OpEntry& e : op_table()) {
+    if (e.ref) b["ref"]->add(e.name, e.ref);
+    if (e.aten) b["aten"]->add(e.name, e.aten);
+    if (e.cuda) b["cuda"]->add(e.name, e.cuda);
+  }
+  return b;
+}
+
+const std::map<std::string, std::unique_ptr<TableBackend>, std::less<>>& backends() {
+  static const auto b = make_backends();
+  return b;
+}
+
+}  // namespace
+
+const OpEntry& op_entry(std::string_view op) {
+  for (const OpEntry& e : op_table()) {
+    if (e.name == op) return e;
+  }
+  std::string known;
+  for (const std::string& n : op_names()) known += (known.empty() ? "" : " ") + n;
+  throw Error("unknown op '" + std::string(op) + "' (known: " + known + ")");
+}
+
+const Backend& backend(std::string_view name) {
+  const auto& b = backends();
+  const auto it = b.find(name);
+  if (it == b.end()) {
+    std::string known;
+    for (const std::string& n : backend_names()) known += (known.empty() ? "" : " ") + n;
+    throw Error("unknown backend '" + std::string(name) + "' (known: " + known + ")");
+  }
+  return *it->second;
+}
+
+std::vector<std::string> backend_names() { return {"ref", "aten", "cuda"}; }
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> names;
+  for (const OpEntry& e : op_table()) names.push_back(e.name);
+  return names;
+}
+
+std::string op_name_of(std::string_view line) {
+  std::istringstream in{std::string(line)};
+  std::string op;
+  in >> op;
+  if (op.empty()) throw Error("empty op line");
+  return op;
+}
+
+std::string canonical_line(std::string_view line) { return op_entry(op_name_of(line)).canonical(line); }
+
+std::vector<TensorSpec> op_inputs(std::string_view line) { return op_entry(op_name_of(line)).inputs(line); }
+
+}  // namespace parity

@@ -1,0 +1,60 @@
+#pragma once
+// Backends and the op registry: a caller runs any op by its one-line form on any backend,
+//   backend("ref").run("conv2d x=1x3x8x8 w=4x3x3x3 bias pad=1", {x, w, b})
+// Backends: `ref` (the CPU reference), `aten` (the same op through LibTorch), `cuda` (the
+// project's kernels: listed always, usable when built with CUDA and a GPU is present).
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace parity {
+
+// One input an op expects: its role name, dtype and shape.
+struct TensorSpec {
+  std::string name;
+  DType dtype;
+  Shape shape;
+};
+
+// Throws parity::Error naming the op and the tensor when `inputs` do not match `specs`.
+void check_inputs(std::string_view op, const std::vector<TensorSpec>& specs, const std::vector<Tensor>& inputs);
+
+// An op implementation as the registry stores it: the op's line and its inputs in, outputs out.
+using OpFn = std::function<std::vector<Tensor>(std::string_view line, const std::vector<Tensor>& inputs)>;
+
+// Adapts an op's typed entry point to OpFn: parses the line with P (which validates it), checks
+// the inputs against P::inputs() so the adapter may index them, then `call(params, inputs)`.
+// Typed entry points check their inputs again, since tests call them directly.
+template <typename P, typename Call> OpFn bind_op(Call call) {
+  return [call](std::string_view line, const std::vector<Tensor>& inputs) {
+    const P p = P::parse(line);
+    check_inputs(P::kName, p.inputs(), inputs);
+    return call(p, inputs);
+  };
+}
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const std::string& name() const = 0;
+  // Empty when the backend can run here; otherwise why not (the SKIPPED reason).
+  virtual std::string unavailable_reason() const = 0;
+  virtual bool supports(std::string_view op) const = 0;
+  // Throws parity::Error for an unknown op, bad parameters, bad inputs or an unusable backend.
+  virtual std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const = 0;
+};
+
+// Throws parity::Error listing the known names.
+const Backend& backend(std::string_view name);
+std::vector<std::string> backend_names();
+
+// What the registry knows about each op regardless of backend.
+std::vector<std::string> op_names();
+std::string op_name_of(std::string_view line);  // the first word
+std::string canonical_line(std::string_view line);
+std::vector<TensorSpec> op_inputs(std::string_view line);
+
+}  // namespace parity

@@ -1,0 +1,176 @@
+#include "kernels/op_line.h"
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace parity {
+
+namespace {
+bool parse_int(const std::string& s, int64_t& out) {
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+}
+}  // namespace
+
+OpLine::OpLine(std::string_view line, std::string_view op) : op_(op) {
+  std::istringstream in{std::string(line)};
+  std::string word;
+  if (!(in >> word) || word != op) {
+    throw Error("expected a '" + std::string(op) + "' line, got '" + std::string(line) + "'");
+  }
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    if (eq == std::string::npos) {
+      flags_.push_back(word);
+      continue;
+    }
+    const std::string key = word.substr(0, eq);
+    if (fields_.count(key)) throw Error(op_ + ": field '" + key + "' given twice");
+    fields_[key] = word.substr(eq + 1);
+  }
+}
+
+std::optional<std::string> OpLine::take(const std::string& key) {
+  auto it = fields_.find(key);
+  if (it == fields_.end()) return std::nullopt;
+  std::string v = it->second;
+  fields_.erase(it);
+  return v;
+}
+
+void OpLine::fail(const std::string& key, const std::string& value, const std::string& what) const {
+  throw Error(op_ + ": field " + key + "=" + value + ": " + what);
+}
+
+Shape OpLine::shape(const std::string& key) {
+  auto s = optional_shape(key);
+  if (!s) throw Error(op_ + ": missing field " + key + "=<shape>");
+  return *s;
+}
+
+std::optional<Shape> OpLine::optional_shape(const std::string& key) {
+  const auto v = take(key);
+  if (!v) return std::nullopt;
+  try {
+    return Shape::parse(*v);
+  } catch (const Error& e) {
+    fail(key, *v, e.message());
+  }
+}
+
+std::vector<Shape> OpLine::shape_list(const std::string& key) {
+  const auto v = take(key);
+  if (!v) throw Error(op_ + ": missing field " + key + "=<shape>,<shape>...");
+  std::vector<Shape> out;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = v->find(',', pos);
+    const std::string part = v->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    try {
+      out.push_back(Shape::parse(part));
+    } catch (const Error& e) {
+      fail(key, *v, e.message());
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+int64_t OpLine::integer(const std::string& key, int64_t fallback) {
+  const auto v = take(key);
+  if (!v) return fallback;
+  int64_t out = 0;
+  if (!parse_int(*v, out)) fail(key, *v, "not an integer");
+  return out;
+}
+
+std::pair<int64_t, int64_t> OpLine::hw(const std::string& key, int64_t fallback) {
+  const auto v = take(key);
+  if (!v) return {fallback, fallback};
+  const size_t x = v->find('x');
+  int64_t h = 0, w = 0;
+  if (x == std::string::npos) {
+    if (!parse_int(*v, h)) fail(key, *v, "not an integer or HxW pair");
+    return {h, h};
+  }
+  if (!parse_int(v->substr(0, x), h) || !parse_int(v->substr(x + 1), w)) {
+    fail(key, *v, "not an integer or HxW pair");
+  }
+  return {h, w};
+}
+
+double OpLine::real(const std::string& key) {
+  if (!fields_.count(key)) throw Error(op_ + ": missing field " + key + "=<number>");
+  return real(key, 0.0);
+}
+
+double OpLine::real(const std::string& key, double fallback) {
+  const auto v = take(key);
+  if (!v) return fallback;
+  char* end = nullptr;
+  const double d = std::strtod(v->c_str(), &end);
+  if (v->empty() || end != v->c_str() + v->size()) fail(key, *v, "not a number");
+  return d;
+}
+
+DType OpLine::dtype(const std::string& key, DType fallback) {
+  const auto v = take(key);
+  if (!v) return fallback;
+  const auto dt = dtype_from_name(*v);
+  if (!dt) fail(key, *v, "unknown dtype (float16 float32 float64 int32 int64 uint8 bool)");
+  return *dt;
+}
+
+bool OpLine::flag(const std::string& name) {
+  for (auto it = flags_.begin(); it != flags_.end(); ++it) {
+    if (*it == name) {
+      flags_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void OpLine::finish() const {
+  if (!fields_.empty()) throw Error(op_ + ": unknown field '" + fields_.begin()->first + "'");
+  if (!flags_.empty()) throw Error(op_ + ": unknown flag '" + flags_.front() + "'");
+}
+
+OpLineWriter& OpLineWriter::field(std::string_view key, std::string_view value) {
+  line_ += ' ';
+  line_ += key;
+  line_ += '=';
+  line_ += value;
+  return *this;
+}
+
+OpLineWriter& OpLineWriter::hw(std::string_view key, int64_t h, int64_t w, int64_t fallback) {
+  if (h == fallback && w == fallback) return *this;
+  return field(key, h == w ? std::to_string(h) : std::to_string(h) + "x" + std::to_string(w));
+}
+
+OpLineWriter& OpLineWriter::real(std::string_view key, double v) { return field(key, shortest_double(v)); }
+
+OpLineWriter& OpLineWriter::flag(std::string_view name, bool on) {
+  if (on) {
+    line_ += ' ';
+    line_ += name;
+  }
+  return *this;
+}
+
+std::string shortest_double(double v) {
+  char buf[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+}  // namespace parity

@@ -1,0 +1,18 @@
+#pragma once
+// sigmoid as torch.sigmoid: 1 / (1 + exp(-x)), float32 or float64, elementwise.
+// Line: sigmoid x=SHAPE [dtype=float64]
+#include "kernels/unary_params.h"
+
+namespace parity {
+
+struct SigmoidTag {
+  static constexpr const char* kName = "sigmoid";
+  static bool accepts(DType dt) { return is_float32_or_64(dt); }
+};
+using SigmoidParams = UnaryParams<SigmoidTag>;
+
+// The reference computes in float64 and rounds once.
+Tensor sigmoid_ref(const SigmoidParams& p, const Tensor& x);
+Tensor sigmoid_aten(const SigmoidParams& p, const Tensor& x);
+
+}  // namespace parity

@@ -1,0 +1,14 @@
+#include <ATen/ops/sigmoid.h>
+
+#include "kernels/aten_util.h"
+#include "kernels/sigmoid/sigmoid.h"
+
+namespace parity {
+
+Tensor sigmoid_aten(const SigmoidParams& p, const Tensor& x) {
+  check_inputs(SigmoidParams::kName, p.inputs(), {x});
+  aten_threads();
+  return from_aten(at::sigmoid(to_aten(x)));
+}
+
+}  // namespace parity
