@@ -45,6 +45,10 @@ Tensor from_aten(const at::Tensor& t) {
   return out;
 }
 
+void throw_aten_error(const char* op, const std::string& message) {
+  throw Error(std::string(op) + ": LibTorch: " + message.substr(0, message.find('\n')));
+}
+
 void aten_threads() {
   static std::once_flag once;
   std::call_once(once, [] { at::set_num_threads(num_threads()); });

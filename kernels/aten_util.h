@@ -14,4 +14,17 @@ Tensor from_aten(const at::Tensor& t);
 // LibTorch's intra-op threads follow parity's (it defaults to 1 here); called before each op.
 void aten_threads();
 
+[[noreturn]] void throw_aten_error(const char* op, const std::string& message);
+
+// Runs a LibTorch call, turning its c10::Error (an out-of-range index, say) into parity::Error
+// with the op's name and the first line of LibTorch's message.
+template <typename F> auto aten_call(const char* op, F&& f) {
+  aten_threads();
+  try {
+    return f();
+  } catch (const c10::Error& e) {
+    throw_aten_error(op, e.what_without_backtrace());
+  }
+}
+
 }  // namespace parity

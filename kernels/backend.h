@@ -36,6 +36,14 @@ template <typename P, typename Call> OpFn bind_op(Call call) {
   };
 }
 
+// Adapters for typed entry points Tensor f(const P&, const Tensor& x[, const Tensor& y]).
+template <typename P> OpFn unary_op(Tensor (*fn)(const P&, const Tensor&)) {
+  return bind_op<P>([fn](const P& p, const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(p, in[0])}; });
+}
+template <typename P> OpFn binary_op(Tensor (*fn)(const P&, const Tensor&, const Tensor&)) {
+  return bind_op<P>([fn](const P& p, const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(p, in[0], in[1])}; });
+}
+
 class Backend {
  public:
   virtual ~Backend() = default;

@@ -1,6 +1,8 @@
 #include "kernels/op_line.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -118,6 +120,24 @@ double OpLine::real(const std::string& key, double fallback) {
   return d;
 }
 
+std::vector<double> OpLine::real_list(const std::string& key) {
+  const auto v = take(key);
+  if (!v) throw Error(op_ + ": missing field " + key + "=<number>,<number>...");
+  std::vector<double> out;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = v->find(',', pos);
+    const std::string part = v->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    char* end = nullptr;
+    const double d = std::strtod(part.c_str(), &end);
+    if (part.empty() || end != part.c_str() + part.size()) fail(key, *v, "not a list of numbers");
+    out.push_back(d);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
 DType OpLine::dtype(const std::string& key, DType fallback) {
   const auto v = take(key);
   if (!v) return fallback;
@@ -156,6 +176,12 @@ OpLineWriter& OpLineWriter::hw(std::string_view key, int64_t h, int64_t w, int64
 
 OpLineWriter& OpLineWriter::real(std::string_view key, double v) { return field(key, shortest_double(v)); }
 
+OpLineWriter& OpLineWriter::real_list(std::string_view key, const std::vector<double>& v) {
+  std::string text;
+  for (double d : v) text += (text.empty() ? "" : ",") + shortest_double(d);
+  return field(key, text);
+}
+
 OpLineWriter& OpLineWriter::flag(std::string_view name, bool on) {
   if (on) {
     line_ += ' ';
@@ -168,7 +194,12 @@ std::string shortest_double(double v) {
   char buf[32];
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
+    if (std::strtod(buf, nullptr) != v) continue;
+    // "1e+01" reads back as 10 but is no way to write an anchor size: take more digits until
+    // the fixed form appears, for magnitudes where that form is short.
+    const double a = std::fabs(v);
+    if (std::strchr(buf, 'e') && a >= 1e-4 && a < 1e15) continue;
+    break;
   }
   return buf;
 }

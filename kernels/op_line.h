@@ -29,6 +29,7 @@ class OpLine {
   // "2" (both) or "2x1" (height x width).
   std::pair<int64_t, int64_t> hw(const std::string& key, int64_t fallback);
   double real(const std::string& key);
+  std::vector<double> real_list(const std::string& key);  // required: "10,13,16,30"
   double real(const std::string& key, double fallback);
   DType dtype(const std::string& key, DType fallback);
   bool flag(const std::string& name);
@@ -54,6 +55,7 @@ class OpLineWriter {
   OpLineWriter& hw(std::string_view key, int64_t h, int64_t w, int64_t fallback);
   // Shortest text that reads back to the same double.
   OpLineWriter& real(std::string_view key, double v);
+  OpLineWriter& real_list(std::string_view key, const std::vector<double>& v);
   OpLineWriter& flag(std::string_view name, bool on = true);
   const std::string& str() const { return line_; }
 

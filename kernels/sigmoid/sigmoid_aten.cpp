@@ -7,8 +7,7 @@ namespace parity {
 
 Tensor sigmoid_aten(const SigmoidParams& p, const Tensor& x) {
   check_inputs(SigmoidParams::kName, p.inputs(), {x});
-  aten_threads();
-  return from_aten(at::sigmoid(to_aten(x)));
+  return aten_call(SigmoidParams::kName, [&] { return from_aten(at::sigmoid(to_aten(x))); });
 }
 
 }  // namespace parity

@@ -1,15 +1,16 @@
 #pragma once
 // silu as torch.nn.functional.silu: x * sigmoid(x), float32 or float64, elementwise.
 // Line: silu x=SHAPE [dtype=float64]
-#include "kernels/unary_params.h"
+#include "kernels/elementwise_params.h"
 
 namespace parity {
 
 struct SiluTag {
   static constexpr const char* kName = "silu";
+  static constexpr const char* kInputs[] = {"x"};
   static bool accepts(DType dt) { return is_float32_or_64(dt); }
 };
-using SiluParams = UnaryParams<SiluTag>;
+using SiluParams = ElementwiseParams<SiluTag>;
 
 // The reference computes x / (1 + exp(-x)) in float64 and rounds once.
 Tensor silu_ref(const SiluParams& p, const Tensor& x);

@@ -7,8 +7,7 @@ namespace parity {
 
 Tensor silu_aten(const SiluParams& p, const Tensor& x) {
   check_inputs(SiluParams::kName, p.inputs(), {x});
-  aten_threads();
-  return from_aten(at::silu(to_aten(x)));
+  return aten_call(SiluParams::kName, [&] { return from_aten(at::silu(to_aten(x))); });
 }
 
 }  // namespace parity

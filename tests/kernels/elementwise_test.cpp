@@ -1,4 +1,4 @@
-// silu and sigmoid: the float64 reference against LibTorch's float32/float64 kernels.
+// silu, sigmoid and add: the float64 reference against LibTorch's float32/float64 kernels.
 //
 // Tolerance: |ref - aten| <= 8 * eps * |ref| + tiny, eps = 2^-24 for float32 and 2^-53 for
 // float64. ATen evaluates exp in the working precision (within ~1 ulp) followed by an add and
@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "kernel_test_util.h"
+#include "kernels/add/add.h"
 #include "kernels/sigmoid/sigmoid.h"
 #include "kernels/silu/silu.h"
 
@@ -43,6 +44,17 @@ RC_GTEST_PROP(Silu, RefMatchesAten, ()) {
 
 RC_GTEST_PROP(Sigmoid, RefMatchesAten, ()) {
   check_unary(*unary_line("sigmoid"), *rc::gen::arbitrary<uint64_t>(), *rc::gen::element(1.0, 8.0, 90.0, 200.0));
+}
+
+// A correctly rounded sum is the same in every implementation: exact equality, every dtype,
+// integers wrapping around.
+RC_GTEST_PROP(Add, RefEqualsAtenExactly, ()) {
+  const Shape shape = *test::tail_shape(0, 4);
+  const auto dt = *rc::gen::element(DType::Float32, DType::Float64, DType::Int32, DType::Int64);
+  const std::string line = "add x=" + shape.str() + (dt == DType::Float32 ? "" : " dtype=" + std::string(dtype_name(dt)));
+  // Integers over (nearly) their whole range, so sums overflow and must wrap alike.
+  const double range = dt == DType::Int32 ? 2147483648.0 : dt == DType::Int64 ? 4e18 : 1e3;
+  test::assert_ref_equals_aten(line, test::seeded_inputs(line, *rc::gen::arbitrary<uint64_t>(), -range, range));
 }
 
 // Zeros, infinities and NaN give what ATen gives, bit for bit (sign of zero included).

@@ -2,23 +2,33 @@
 // Shared by the kernel tests: seeded inputs for an op line and element-wise tolerance checks.
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "core/rng.h"
 #include "kernels/backend.h"
 
+namespace parity {
+// How RapidCheck prints generated values in a counterexample.
+inline void showValue(const Shape& s, std::ostream& os) { os << s.str(); }
+inline void showValue(DType dt, std::ostream& os) { os << dtype_name(dt); }
+}  // namespace parity
+
 namespace parity::test {
 
-// Uniform inputs in [lo, hi) for every input of `line`, one stream per input.
+// Uniform inputs in [lo, hi) for every input of `line`, one stream per input (bool: p = 0.5).
 inline std::vector<Tensor> seeded_inputs(const std::string& line, uint64_t seed, double lo = -1, double hi = 1) {
   std::vector<Tensor> out;
   uint32_t index = 0;
   for (const TensorSpec& s : op_inputs(line)) {
     Tensor t(s.dtype, s.shape);
-    RngStream(seed, line, index++).fill_uniform(t, lo, hi);
+    // uint8 cannot hold negatives: its share of the range is [0, hi).
+    const bool u8 = s.dtype == DType::UInt8;
+    RngStream(seed, line, index++).fill_uniform(t, u8 ? std::max(lo, 0.0) : lo, u8 ? std::min(std::max(hi, 1.0), 256.0) : hi);
     out.push_back(t);
   }
   return out;
@@ -54,5 +64,30 @@ inline void assert_identical(const Tensor& a, const Tensor& b, const std::string
 }
 
 inline constexpr double kU32 = 0x1p-24;  // unit roundoff of float32
+
+// Dimensions YOLOv5 meets and the tails that catch vectorisation bugs (odd, 17/19/23), plus 0.
+inline rc::Gen<int64_t> tail_dim() { return rc::gen::element<int64_t>(0, 1, 2, 3, 5, 7, 17, 19, 23, 32); }
+
+// A shape of rank lo..hi with tail dims, total elements bounded so 1000 cases stay fast.
+inline rc::Gen<Shape> tail_shape(size_t lo, size_t hi) {
+  return rc::gen::exec([lo, hi] {
+    const auto rank = *rc::gen::inRange<size_t>(lo, hi + 1);
+    std::vector<int64_t> dims;
+    int64_t numel = 1;
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t d = numel > 4096 ? *rc::gen::element<int64_t>(1, 2) : *tail_dim();
+      dims.push_back(d);
+      numel *= std::max<int64_t>(d, 1);
+    }
+    return Shape(dims);
+  });
+}
+
+// Runs `line` on ref and aten and asserts every output is bit-identical.
+inline void assert_ref_equals_aten(const std::string& line, const std::vector<Tensor>& in) {
+  const std::vector<Tensor> r = backend("ref").run(line, in), a = backend("aten").run(line, in);
+  RC_ASSERT(r.size() == a.size());
+  for (size_t k = 0; k < r.size(); ++k) assert_identical(r[k], a[k], line + " output " + std::to_string(k));
+}
 
 }  // namespace parity::test

@@ -1,6 +1,7 @@
 #pragma once
-// Params of the ops that take one tensor and nothing else: "<op> x=SHAPE [dtype=D]".
-// Each such op names itself with a tag: using SiluParams = UnaryParams<SiluTag>.
+// Params of elementwise ops whose line is just a shape and a dtype: "<op> x=SHAPE [dtype=D]".
+// Each op names itself with a tag giving its name, its input names (all of shape x) and the
+// dtypes it accepts: using SiluParams = ElementwiseParams<SiluTag>.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,14 +12,14 @@
 
 namespace parity {
 
-template <typename Tag> struct UnaryParams {
+template <typename Tag> struct ElementwiseParams {
   static constexpr const char* kName = Tag::kName;
   Shape x;
   DType dtype = DType::Float32;
 
-  static UnaryParams parse(std::string_view line) {
+  static ElementwiseParams parse(std::string_view line) {
     OpLine l(line, kName);
-    UnaryParams p;
+    ElementwiseParams p;
     p.x = l.shape("x");
     p.dtype = l.dtype("dtype", DType::Float32);
     l.finish();
@@ -33,14 +34,13 @@ template <typename Tag> struct UnaryParams {
     if (dtype != DType::Float32) w.field("dtype", dtype_name(dtype));
     return w.str();
   }
-  std::vector<TensorSpec> inputs() const { return {{"x", dtype, x}}; }
-  friend bool operator==(const UnaryParams& a, const UnaryParams& b) { return a.x == b.x && a.dtype == b.dtype; }
+  std::vector<TensorSpec> inputs() const {
+    std::vector<TensorSpec> in;
+    for (const char* name : Tag::kInputs) in.push_back({name, dtype, x});
+    return in;
+  }
+  friend bool operator==(const ElementwiseParams& a, const ElementwiseParams& b) { return a.x == b.x && a.dtype == b.dtype; }
 };
-
-// Adapter for unary typed entry points Tensor f(const P&, const Tensor& x).
-template <typename P> OpFn unary_op(Tensor (*fn)(const P&, const Tensor&)) {
-  return bind_op<P>([fn](const P& p, const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(p, in[0])}; });
-}
 
 inline bool is_float32_or_64(DType dt) { return dt == DType::Float32 || dt == DType::Float64; }
 

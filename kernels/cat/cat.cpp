@@ -1,0 +1,82 @@
+#include "kernels/cat/cat.h"
+
+#include "core/error.h"
+#include "kernels/op_line.h"
+
+namespace parity {
+
+namespace {
+std::string shapes_text(const std::vector<Shape>& xs) {
+  std::string s;
+  for (const Shape& x : xs) s += (s.empty() ? "" : ",") + x.str();
+  return s;
+}
+
+const Shape* first_taking_part(const std::vector<Shape>& xs) {
+  for (const Shape& s : xs) {
+    if (!CatParams::skipped(s)) return &s;
+  }
+  return nullptr;
+}
+}  // namespace
+
+CatParams CatParams::parse(std::string_view line) {
+  OpLine l(line, kName);
+  CatParams p;
+  p.xs = l.shape_list("x");
+  p.dim = l.integer("dim", 0);
+  p.dtype = l.dtype("dtype", DType::Float32);
+  l.finish();
+  p.output_shape();  // validates
+  return p;
+}
+
+std::string CatParams::str() const {
+  OpLineWriter w(kName);
+  w.field("x", shapes_text(xs)).field("dim", dim);
+  if (dtype != DType::Float32) w.field("dtype", dtype_name(dtype));
+  return w.str();
+}
+
+std::vector<TensorSpec> CatParams::inputs() const {
+  std::vector<TensorSpec> in;
+  for (size_t i = 0; i < xs.size(); ++i) in.push_back({"x" + std::to_string(i), dtype, xs[i]});
+  return in;
+}
+
+int64_t CatParams::resolved_dim() const {
+  const Shape* ref = first_taking_part(xs);
+  if (!ref) return 0;
+  const auto rank = int64_t(ref->rank());
+  if (rank == 0) throw Error("cat: zero-dimensional tensors cannot be concatenated (x=" + shapes_text(xs) + ")");
+  if (dim < -rank || dim >= rank) {
+    throw Error("cat: dim " + std::to_string(dim) + " is out of range for rank " + std::to_string(rank) +
+                " (x=" + shapes_text(xs) + ")");
+  }
+  return dim < 0 ? dim + rank : dim;
+}
+
+Shape CatParams::output_shape() const {
+  if (xs.empty()) throw Error("cat: needs at least one input");
+  const Shape* ref = first_taking_part(xs);
+  if (!ref) return Shape{0};
+  const int64_t d = resolved_dim();
+  std::vector<int64_t> out = ref->dims();
+  out[size_t(d)] = 0;
+  for (const Shape& s : xs) {
+    if (skipped(s)) continue;
+    bool same = s.rank() == ref->rank();
+    for (size_t i = 0; same && i < s.rank(); ++i) same = int64_t(i) == d || s[i] == (*ref)[i];
+    if (!same) {
+      throw Error("cat: shapes must match except along dim " + std::to_string(d) + " (x=" + shapes_text(xs) + ")");
+    }
+    out[size_t(d)] += s[size_t(d)];
+  }
+  return Shape(out);
+}
+
+OpFn cat_op(decltype(&cat_ref) fn) {
+  return bind_op<CatParams>([fn](const CatParams& p, const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(p, in)}; });
+}
+
+}  // namespace parity

@@ -1,0 +1,34 @@
+#pragma once
+// cat as torch.cat: one or more tensors of one dtype joined along dim (negative counts from
+// the end). Shapes must match except along dim. As torch, a 1-D tensor of size 0 is skipped
+// whatever the others' rank (the legacy empty tensor); other zero-size inputs take part.
+// Line: cat x=SHAPE,SHAPE,... dim=D [dtype=D]      (inputs x0, x1, ...)
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace parity {
+
+struct CatParams {
+  static constexpr const char* kName = "cat";
+  std::vector<Shape> xs;
+  int64_t dim = 0;
+  DType dtype = DType::Float32;
+
+  static CatParams parse(std::string_view line);  // validates
+  std::string str() const;
+  std::vector<TensorSpec> inputs() const;
+  Shape output_shape() const;
+  // dim in [0, rank) of the inputs that take part; 0 when every input is skipped.
+  int64_t resolved_dim() const;
+  static bool skipped(const Shape& s) { return s.rank() == 1 && s[0] == 0; }
+};
+
+Tensor cat_ref(const CatParams& p, const std::vector<Tensor>& xs);
+Tensor cat_aten(const CatParams& p, const std::vector<Tensor>& xs);
+
+OpFn cat_op(decltype(&cat_ref) fn);
+
+}  // namespace parity

@@ -1,0 +1,36 @@
+#include <ATen/ops/add.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/meshgrid.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/sub.h>
+#include <ATen/ops/tensor.h>
+
+#include "kernels/aten_util.h"
+#include "kernels/detect_decode/detect_decode.h"
+
+namespace parity {
+
+// YOLOv5 v7.0 Detect.forward (inference) and Detect._make_grid, as tensor operations in float32.
+Tensor detect_decode_aten(const DetectDecodeParams& p, const Tensor& x) {
+  check_inputs(DetectDecodeParams::kName, p.inputs(), {x});
+  return aten_call(DetectDecodeParams::kName, [&] {
+    const int64_t bs = p.x[0], na = p.na(), no = p.no(), ny = p.x[2], nx = p.x[3];
+    const auto f32 = at::TensorOptions().dtype(at::kFloat);
+    const at::Tensor xs = to_aten(x).view({bs, na, no, ny, nx}).permute({0, 1, 3, 4, 2}).contiguous();
+    const auto yx = at::meshgrid({at::arange(ny, f32), at::arange(nx, f32)}, "ij");
+    const at::Tensor grid = at::sub(at::stack({yx[1], yx[0]}, 2).expand({1, na, ny, nx, 2}), 0.5);
+    std::vector<float> anchors(p.anchors.begin(), p.anchors.end());
+    const at::Tensor anchor_grid =
+        at::tensor(anchors, f32).view({1, na, 1, 1, 2}).expand({1, na, ny, nx, 2});
+    const auto parts = at::sigmoid(xs).split({2, 2, no - 4}, 4);
+    const at::Tensor xy = at::mul(at::add(at::mul(parts[0], 2), grid), double(p.stride));
+    const at::Tensor wh = at::mul(at::pow(at::mul(parts[1], 2), 2), anchor_grid);
+    return from_aten(at::cat({xy, wh, parts[2]}, 4).view({bs, na * ny * nx, no}));
+  });
+}
+
+}  // namespace parity

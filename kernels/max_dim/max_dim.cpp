@@ -1,0 +1,41 @@
+#include "kernels/max_dim/max_dim.h"
+
+#include "core/error.h"
+#include "kernels/op_line.h"
+
+namespace parity {
+
+MaxDimParams MaxDimParams::parse(std::string_view line) {
+  OpLine l(line, kName);
+  MaxDimParams p;
+  p.x = l.shape("x");
+  p.dim = l.integer("dim", 0);
+  p.keepdim = l.flag("keepdim");
+  l.finish();
+  const auto rank = int64_t(p.x.rank());
+  if (rank == 0 || p.dim < -rank || p.dim >= rank) {
+    throw Error("max_dim: dim " + std::to_string(p.dim) + " is out of range (x=" + p.x.str() + ")");
+  }
+  if (p.x[size_t(p.resolved_dim())] == 0) throw Error("max_dim: dim has size 0, no maximum (x=" + p.x.str() + ")");
+  return p;
+}
+
+std::string MaxDimParams::str() const {
+  return OpLineWriter(kName).field("x", x).field("dim", dim).flag("keepdim", keepdim).str();
+}
+
+Shape MaxDimParams::output_shape() const {
+  std::vector<int64_t> dims = x.dims();
+  if (keepdim) {
+    dims[size_t(resolved_dim())] = 1;
+  } else {
+    dims.erase(dims.begin() + resolved_dim());
+  }
+  return Shape(dims);
+}
+
+OpFn max_dim_op(decltype(&max_dim_ref) fn) {
+  return bind_op<MaxDimParams>([fn](const MaxDimParams& p, const std::vector<Tensor>& in) { return fn(p, in[0]); });
+}
+
+}  // namespace parity

@@ -1,0 +1,57 @@
+#include "kernels/maxpool2d/maxpool2d.h"
+
+#include "core/error.h"
+#include "kernels/op_line.h"
+
+namespace parity {
+
+namespace {
+// torch's pooling_output_shape: floor or ceil of the window count; in ceil mode the last
+// window must start inside the input or its left padding.
+int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil) {
+  const int64_t span = in + 2 * pad - dil * (k - 1) - 1;
+  int64_t out = (span + (ceil ? stride - 1 : 0)) / stride + 1;
+  if (ceil && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+}  // namespace
+
+Maxpool2dParams Maxpool2dParams::parse(std::string_view line) {
+  OpLine l(line, kName);
+  Maxpool2dParams p;
+  p.x = l.shape("x");
+  std::tie(p.k_h, p.k_w) = l.hw("k", 0);
+  std::tie(p.stride_h, p.stride_w) = l.hw("stride", -1);
+  if (p.stride_h == -1 && p.stride_w == -1) p.stride_h = p.k_h, p.stride_w = p.k_w;  // torch's default
+  std::tie(p.pad_h, p.pad_w) = l.hw("pad", 0);
+  std::tie(p.dil_h, p.dil_w) = l.hw("dilation", 1);
+  p.ceil = l.flag("ceil");
+  l.finish();
+  p.validate();
+  return p;
+}
+
+std::string Maxpool2dParams::str() const {
+  OpLineWriter w(kName);
+  w.field("x", x).hw("k", k_h, k_w, -1);
+  if (stride_h != k_h || stride_w != k_w) w.hw("stride", stride_h, stride_w, -1);
+  return w.hw("pad", pad_h, pad_w, 0).hw("dilation", dil_h, dil_w, 1).flag("ceil", ceil).str();
+}
+
+void Maxpool2dParams::validate() const {
+  auto fail = [&](const std::string& what) { throw Error("maxpool2d: " + what + " (x=" + x.str() + ")"); };
+  if (x.rank() != 4) fail("x must be NCHW (rank 4)");
+  if (k_h <= 0 || k_w <= 0) fail("kernel size k must be positive");
+  if (stride_h <= 0 || stride_w <= 0) fail("stride must be positive");
+  if (dil_h <= 0 || dil_w <= 0) fail("dilation must be positive");
+  if (pad_h < 0 || pad_w < 0 || 2 * pad_h > k_h || 2 * pad_w > k_w) fail("padding must be between 0 and half the kernel");
+  const Shape o = output_shape();
+  if (o[2] <= 0 || o[3] <= 0) fail("output would be empty: the window does not fit");
+}
+
+Shape Maxpool2dParams::output_shape() const {
+  return Shape{x[0], x[1], pooled_size(x[2], k_h, pad_h, stride_h, dil_h, ceil),
+               pooled_size(x[3], k_w, pad_w, stride_w, dil_w, ceil)};
+}
+
+}  // namespace parity

@@ -1,0 +1,56 @@
+#include "kernels/nms/nms.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "kernels/op_line.h"
+
+namespace parity {
+
+NmsParams NmsParams::parse(std::string_view line) {
+  OpLine l(line, kName);
+  NmsParams p;
+  const Shape boxes = l.shape("boxes");
+  p.iou = l.real("iou");
+  p.batched = l.flag("batched");
+  p.max_wh = l.real("max_wh", 7680);
+  l.finish();
+  if (boxes.rank() != 2 || boxes[1] != 4) throw Error("nms: boxes must be [N,4], got " + boxes.str());
+  if (!(p.iou >= 0 && p.iou <= 1)) throw Error("nms: iou threshold must be in [0, 1] (boxes=" + boxes.str() + ")");
+  if (!p.batched && p.max_wh != 7680) throw Error("nms: max_wh applies to batched nms only");
+  if (!(p.max_wh > 0) || !std::isfinite(p.max_wh)) throw Error("nms: max_wh must be positive");
+  p.n = boxes[0];
+  return p;
+}
+
+std::string NmsParams::str() const {
+  OpLineWriter w(kName);
+  w.field("boxes", Shape{n, 4}).real("iou", iou).flag("batched", batched);
+  if (max_wh != 7680) w.real("max_wh", max_wh);
+  return w.str();
+}
+
+std::vector<TensorSpec> NmsParams::inputs() const {
+  std::vector<TensorSpec> in = {{"boxes", DType::Float32, Shape{n, 4}}, {"scores", DType::Float32, Shape{n}}};
+  if (batched) in.push_back({"classes", DType::Float32, Shape{n}});
+  return in;
+}
+
+Tensor nms_offset_boxes(const NmsParams& p, const std::vector<Tensor>& in) {
+  if (!p.batched) return in[0];
+  Tensor out(DType::Float32, Shape{p.n, 4});
+  const float *b = in[0].data<float>(), *c = in[2].data<float>();
+  float* o = out.mutable_data<float>();
+  const auto max_wh = float(p.max_wh);
+  for (int64_t i = 0; i < p.n; ++i) {
+    const float shift = c[i] * max_wh;  // float32 product then float32 sums, as YOLOv5 on torch
+    for (int k = 0; k < 4; ++k) o[i * 4 + k] = b[i * 4 + k] + shift;
+  }
+  return out;
+}
+
+OpFn nms_op(decltype(&nms_ref) fn) {
+  return bind_op<NmsParams>([fn](const NmsParams& p, const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(p, in)}; });
+}
+
+}  // namespace parity

@@ -1,0 +1,50 @@
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "kernels/nms/nms.h"
+
+namespace parity {
+
+Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in) {
+  check_inputs(NmsParams::kName, p.inputs(), in);
+  const Tensor boxes = nms_offset_boxes(p, in);
+  const float* b = boxes.data<float>();
+  const float* s = in[1].data<float>();
+  const auto n = size_t(p.n);
+
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) {
+    if (std::isnan(s[i]) || std::isnan(s[j])) return std::isnan(s[i]) && !std::isnan(s[j]);
+    return s[i] > s[j];
+  });
+
+  std::vector<float> area(n);
+  for (size_t i = 0; i < n; ++i) area[i] = (b[i * 4 + 2] - b[i * 4]) * (b[i * 4 + 3] - b[i * 4 + 1]);
+
+  std::vector<char> suppressed(n, 0);
+  std::vector<int64_t> keep;
+  for (size_t a = 0; a < n; ++a) {
+    const int64_t i = order[a];
+    if (suppressed[size_t(i)]) continue;
+    keep.push_back(i);
+    const float ix1 = b[i * 4], iy1 = b[i * 4 + 1], ix2 = b[i * 4 + 2], iy2 = b[i * 4 + 3], iarea = area[size_t(i)];
+    for (size_t c = a + 1; c < n; ++c) {
+      const int64_t j = order[c];
+      if (suppressed[size_t(j)]) continue;
+      const float xx1 = std::max(ix1, b[j * 4]), yy1 = std::max(iy1, b[j * 4 + 1]);
+      const float xx2 = std::min(ix2, b[j * 4 + 2]), yy2 = std::min(iy2, b[j * 4 + 3]);
+      const float w = std::max(0.0f, xx2 - xx1), h = std::max(0.0f, yy2 - yy1);
+      const float inter = w * h;
+      const float iou = inter / (iarea + area[size_t(j)] - inter);
+      if (double(iou) > p.iou) suppressed[size_t(j)] = 1;
+    }
+  }
+  Tensor out(DType::Int64, Shape{int64_t(keep.size())});
+  std::copy(keep.begin(), keep.end(), out.mutable_data<int64_t>());
+  return out;
+}
+
+}  // namespace parity

@@ -1,0 +1,27 @@
+#pragma once
+// nonzero as torch.nonzero: the int64 coordinates [count, rank] of the nonzero elements of x,
+// in row-major order; any rank (a 0-d x gives [0 or 1, 0]) and any dtype. NaN is nonzero,
+// -0.0 is zero.
+// Line: nonzero x=SHAPE [dtype=D]   (dtype defaults to bool, YOLOv5's masks)
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace parity {
+
+struct NonzeroParams {
+  static constexpr const char* kName = "nonzero";
+  Shape x;
+  DType dtype = DType::Bool;
+
+  static NonzeroParams parse(std::string_view line);
+  std::string str() const;
+  std::vector<TensorSpec> inputs() const { return {{"x", dtype, x}}; }
+};
+
+Tensor nonzero_ref(const NonzeroParams& p, const Tensor& x);
+Tensor nonzero_aten(const NonzeroParams& p, const Tensor& x);
+
+}  // namespace parity
