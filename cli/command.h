@@ -14,6 +14,7 @@ struct Command {
 };
 
 Command add_inspect_command(CLI::App& parent);
+Command add_bench_command(CLI::App& parent);
 // Subcommands whose issues have not landed: they explain what they will do and refuse to run.
 std::vector<Command> add_planned_commands(CLI::App& parent);
 

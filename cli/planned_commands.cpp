@@ -22,7 +22,6 @@ constexpr Planned kPlanned[] = {
     {"compare", "Compare two dumps layer by layer under a tolerance policy (parity compare A B)"},
     {"bisect", "Name the first layer where two dumps diverge (parity bisect A B)"},
     {"golden", "Check a backend against the golden packs, or regenerate them (parity golden check)"},
-    {"bench", "Time each op on a backend against LibTorch on YOLOv5 shapes (parity bench)"},
 };
 }  // namespace
 

@@ -1,10 +1,15 @@
-// The conv2d reference: im2col in float64, one BLAS dgemm per (image, group), bias added in
-// float64, one rounding to the output type at the end. Float32 products are exact in float64,
-// so the only error before the final rounding is the dgemm's summation (~1e-16 relative).
-// Deterministic for a given thread count: OpenBLAS splits the M and N dimensions of a dgemm
-// across threads, never the reduction.
+// The conv2d reference: im2col in float64 and BLAS dgemm, one rounding to the output type at
+// the end. Float32 products are exact in float64, so the only error before the final rounding
+// is the dgemm's summation (~1e-16 relative).
+//
+// Work is split into tiles of output columns (pixels) of one image and group. Each tile is
+// im2col'ed into a per-thread buffer and multiplied by a single-threaded dgemm, and tiles run
+// on parity's thread pool. The tiling depends only on the shape, so results are the same for
+// every thread count; OpenBLAS's own threads are switched off (their spin-waiting would also
+// compete with LibTorch's threads in the same process).
 #include <cblas.h>
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -15,54 +20,77 @@ namespace parity {
 
 namespace {
 
+// Column tiles of one image: at least 4 when the image has 256 pixels or more (so a few
+// threads share small late layers), at most 2048 pixels each (bounding the buffers), a multiple
+// of 16 wide for the dgemm kernels. A function of the shape only, never of the thread count.
+int64_t tile_columns(int64_t ohw) {
+  const int64_t tiles = std::max<int64_t>((ohw + 2047) / 2048, ohw >= 256 ? 4 : 1);
+  return std::min(ohw, ((ohw + tiles - 1) / tiles + 15) / 16 * 16);
+}
+
+// col[k][j] for the output pixels c0 .. c0+cols-1: the input value kernel tap k sees, or 0 in
+// the padding. Walks the tile row by row so the inner loop is a strided copy.
+void im2col_tile(const Conv2dParams& p, const float* image, int64_t ow_count, int64_t c0, int64_t cols, double* col) {
+  const int64_t ICg = p.w[1], KH = p.w[2], KW = p.w[3], H = p.x[2], W = p.x[3];
+  for (int64_t k = 0; k < ICg * KH * KW; ++k) {
+    const int64_t c = k / (KH * KW), kh = (k / KW) % KH, kw = k % KW;
+    const float* plane = image + c * H * W;
+    double* row = col + k * cols;
+    for (int64_t j = 0; j < cols;) {
+      const int64_t oh = (c0 + j) / ow_count, ow0 = (c0 + j) % ow_count;
+      const int64_t run = std::min(ow_count - ow0, cols - j);  // pixels left in this output row
+      const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dil_h;
+      if (ih < 0 || ih >= H) {
+        std::fill(row + j, row + j + run, 0.0);
+      } else {
+        const float* src = plane + ih * W;
+        const int64_t off = kw * p.dil_w - p.pad_w;
+        for (int64_t t = 0; t < run; ++t) {
+          const int64_t iw = (ow0 + t) * p.stride_w + off;
+          row[j + t] = (iw >= 0 && iw < W) ? double(src[iw]) : 0.0;
+        }
+      }
+      j += run;
+    }
+  }
+}
+
 template <typename Out> Tensor conv2d_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor* bias) {
   check_conv2d_inputs(p, x, w, bias);
   static std::once_flag blas_threads;
-  std::call_once(blas_threads, [] { openblas_set_num_threads(num_threads()); });
+  std::call_once(blas_threads, [] { openblas_set_num_threads(1); });
 
   const Shape out_shape = p.output_shape();
   Tensor out(dtype_of<Out>(), out_shape);
-  const int64_t N = p.x[0], IC = p.x[1], H = p.x[2], W = p.x[3];
+  if (out.numel() == 0) return out;
+  const int64_t IC = p.x[1], H = p.x[2], W = p.x[3];
   const int64_t OC = p.w[0], KH = p.w[2], KW = p.w[3], OH = out_shape[2], OW = out_shape[3];
   const int64_t G = p.groups, ICg = IC / G, OCg = OC / G, K = ICg * KH * KW, OHW = OH * OW;
-  if (out.numel() == 0) return out;
+  const int64_t T = tile_columns(OHW), tiles_per_image = (OHW + T - 1) / T;
 
   std::vector<double> wd(size_t(w.numel()));
   for (int64_t i = 0; i < w.numel(); ++i) wd[size_t(i)] = w.data<float>()[i];
-  std::vector<double> col(size_t(K * OHW)), acc(size_t(OCg * OHW));
   const float* xp = x.data<float>();
   const float* bp = bias ? bias->data<float>() : nullptr;
   Out* op = out.mutable_data<Out>();
 
-  for (int64_t n = 0; n < N; ++n) {
-    for (int64_t g = 0; g < G; ++g) {
-      // col[k][oh*OW + ow], k = (c*KH + kh)*KW + kw: the input pixel each kernel tap sees.
-      parallel_for(K, 1, [&](int64_t k0, int64_t k1) {
-        for (int64_t k = k0; k < k1; ++k) {
-          const int64_t c = k / (KH * KW), kh = (k / KW) % KH, kw = k % KW;
-          const float* plane = xp + ((n * IC) + g * ICg + c) * H * W;
-          double* row = col.data() + k * OHW;
-          for (int64_t oh = 0; oh < OH; ++oh) {
-            const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dil_h;
-            for (int64_t ow = 0; ow < OW; ++ow) {
-              const int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dil_w;
-              const bool inside = ih >= 0 && ih < H && iw >= 0 && iw < W;
-              row[oh * OW + ow] = inside ? double(plane[ih * W + iw]) : 0.0;
-            }
-          }
-        }
-      });
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(OCg), int(OHW), int(K), 1.0,
-                  wd.data() + g * OCg * K, int(K), col.data(), int(OHW), 0.0, acc.data(), int(OHW));
-      Out* dst = op + (n * OC + g * OCg) * OHW;
-      parallel_for(OCg, 1, [&](int64_t o0, int64_t o1) {
-        for (int64_t o = o0; o < o1; ++o) {
-          const double b = bp ? double(bp[g * OCg + o]) : 0.0;
-          for (int64_t i = 0; i < OHW; ++i) dst[o * OHW + i] = Out(acc[size_t(o * OHW + i)] + b);
-        }
-      });
+  // One task = (image n, group g, column tile t).
+  parallel_for(p.x[0] * G * tiles_per_image, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<double> col(size_t(K * T)), acc(size_t(OCg * T));
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t n = task / (G * tiles_per_image), g = (task / tiles_per_image) % G;
+      const int64_t c0 = (task % tiles_per_image) * T, cols = std::min(T, OHW - c0);
+      im2col_tile(p, xp + (n * IC + g * ICg) * H * W, OW, c0, cols, col.data());
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(OCg), int(cols), int(K), 1.0,
+                  wd.data() + g * OCg * K, int(K), col.data(), int(cols), 0.0, acc.data(), int(cols));
+      for (int64_t o = 0; o < OCg; ++o) {
+        const double b = bp ? double(bp[g * OCg + o]) : 0.0;
+        Out* dst = op + ((n * OC) + g * OCg + o) * OHW + c0;
+        const double* a = acc.data() + o * cols;
+        for (int64_t j = 0; j < cols; ++j) dst[j] = Out(a[j] + b);
+      }
     }
-  }
+  });
   return out;
 }
 

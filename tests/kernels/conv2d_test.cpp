@@ -9,6 +9,9 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <cstring>
+
+#include "core/thread_pool.h"
 #include "kernel_test_util.h"
 #include "kernels/conv2d/conv2d.h"
 
@@ -73,6 +76,20 @@ RC_GTEST_PROP(Conv2d, Float64EntryRoundsToTheFloat32One, ()) {
   const Tensor r32 = conv2d_ref(p, in[0], in[1], b), r64 = conv2d_ref_f64(p, in[0], in[1], b);
   RC_ASSERT(r64.dtype() == DType::Float64);
   for (int64_t i = 0; i < r32.numel(); ++i) RC_ASSERT(r32.data<float>()[i] == float(r64.data<double>()[i]));
+}
+
+// The reference is deterministic: its tiling depends on the shape, never on the thread count.
+TEST(Conv2d, SameBitsOnAnyThreadCount) {
+  const std::string line = "conv2d x=2x19x37x41 w=23x19x3x3 bias stride=2 pad=1";
+  const auto in = test::seeded_inputs(line, 7);
+  const int before = num_threads();
+  set_num_threads(1);
+  const Tensor one = backend("ref").run(line, in)[0];
+  set_num_threads(3);
+  const Tensor three = backend("ref").run(line, in)[0];
+  set_num_threads(before);
+  ASSERT_EQ(one.nbytes(), three.nbytes());
+  EXPECT_EQ(std::memcmp(one.bytes(), three.bytes(), one.nbytes()), 0);
 }
 
 TEST(Conv2d, HandComputedCase) {

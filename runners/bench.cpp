@@ -1,0 +1,56 @@
+#include "runners/bench.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "kernels/backend.h"
+
+namespace parity {
+
+namespace {
+double median_ms(const Backend& b, const std::string& line, const std::vector<Tensor>& in, int warmup, int repeat) {
+  for (int i = 0; i < warmup; ++i) b.run(line, in);
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    b.run(line, in);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+}  // namespace
+
+std::vector<BenchRow> bench_cases(const std::vector<NamedCase>& cases, const BenchOptions& o,
+                                  const std::function<void(size_t, size_t)>& progress) {
+  if (o.repeat < 1 || o.warmup < 0) throw Error("bench: repeat must be >= 1 and warmup >= 0");
+  const Backend &a = backend(o.backend_a), &b = backend(o.backend_b);
+  for (const Backend* be : {&a, &b}) {
+    if (const std::string why = be->unavailable_reason(); !why.empty()) {
+      throw Error("backend " + be->name() + " cannot run here: " + why);
+    }
+  }
+  // Each backend runs every case in its own pass: interleaving them would let one library's
+  // idle threads (spin-waiting OpenMP workers) slow the other down.
+  std::vector<BenchRow> rows;
+  for (const NamedCase& c : cases) rows.push_back({c.name, c.line});
+  for (const Backend* be : {&a, &b}) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      if (progress) progress(i + (be == &b ? cases.size() : 0), 2 * cases.size());
+      const std::string& line = cases[i].line;
+      std::vector<Tensor> in;
+      uint32_t index = 0;
+      for (const TensorSpec& s : op_inputs(line)) {
+        Tensor t(s.dtype, s.shape);
+        RngStream(o.seed, line, index++).fill_uniform(t, -1, 1);
+        in.push_back(t);
+      }
+      (be == &a ? rows[i].ms_a : rows[i].ms_b) = median_ms(*be, line, in, o.warmup, o.repeat);
+    }
+  }
+  return rows;
+}
+
+}  // namespace parity
