@@ -26,19 +26,19 @@ double median_ms(const Backend& b, const std::string& line, const std::vector<Te
 std::vector<BenchRow> bench_cases(const std::vector<NamedCase>& cases, const BenchOptions& o,
                                   const std::function<void(size_t, size_t)>& progress) {
   if (o.repeat < 1 || o.warmup < 0) throw Error("bench: repeat must be >= 1 and warmup >= 0");
-  const Backend &a = backend(o.backend_a), &b = backend(o.backend_b);
-  for (const Backend* be : {&a, &b}) {
+  const Backend* backends[2] = {&backend(o.backend_a), &backend(o.backend_b)};
+  for (const Backend* be : backends) {
     if (const std::string why = be->unavailable_reason(); !why.empty()) {
       throw Error("backend " + be->name() + " cannot run here: " + why);
     }
   }
-  // Each backend runs every case in its own pass: interleaving them would let one library's
-  // idle threads (spin-waiting OpenMP workers) slow the other down.
   std::vector<BenchRow> rows;
   for (const NamedCase& c : cases) rows.push_back({c.name, c.line});
-  for (const Backend* be : {&a, &b}) {
+  // Each backend times every case in its own pass: interleaving them would let one library's
+  // idle threads (spin-waiting OpenMP workers) slow the other down.
+  for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < cases.size(); ++i) {
-      if (progress) progress(i + (be == &b ? cases.size() : 0), 2 * cases.size());
+      if (progress) progress(i + size_t(pass) * cases.size(), 2 * cases.size());
       const std::string& line = cases[i].line;
       std::vector<Tensor> in;
       uint32_t index = 0;
@@ -47,7 +47,7 @@ std::vector<BenchRow> bench_cases(const std::vector<NamedCase>& cases, const Ben
         RngStream(o.seed, line, index++).fill_uniform(t, -1, 1);
         in.push_back(t);
       }
-      (be == &a ? rows[i].ms_a : rows[i].ms_b) = median_ms(*be, line, in, o.warmup, o.repeat);
+      (pass == 0 ? rows[i].ms_a : rows[i].ms_b) = median_ms(*backends[pass], line, in, o.warmup, o.repeat);
     }
   }
   return rows;
