@@ -51,6 +51,23 @@ TEST(Cli, UsageErrorsExitThreeOnOneLine) {
   }
 }
 
+TEST(Cli, BenchTimesBothBackendsAndRefusesBadFlags) {
+  const auto r = run_parity({"bench", "--model", "yolov5n", "--img", "64", "--op", "silu", "--filter", "^model\\.[0-2]\\.",
+                             "--repeat", "1", "--warmup", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = test::lines_of(r.out);
+  ASSERT_GE(lines.size(), 4u) << r.out;
+  EXPECT_NE(lines[2].find("model.0.act"), std::string::npos) << r.out;
+  EXPECT_EQ(lines.back().rfind("total", 0), 0u) << r.out;
+  EXPECT_NE(lines.back().find("(ref / aten)"), std::string::npos) << r.out;
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"bench", "--model", "yolov9"}, {"bench", "--img", "100"}, {"bench", "--op", "conv3d"}, {"bench", "--vs", "tpu"}}) {
+    const auto b = run_parity(bad);
+    EXPECT_EQ(b.exit_code, 3) << bad[1];
+    EXPECT_EQ(test::lines_of(b.err).size(), 1u) << b.err;
+  }
+}
+
 TEST(Cli, PlannedSubcommandsSayNotBuiltYet) {
   for (const char* sub : {"cases", "replay", "run", "compare", "bisect", "golden"}) {
     const auto r = run_parity({sub, "anything", "--flag"});
