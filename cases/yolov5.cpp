@@ -101,10 +101,15 @@ class Builder {
     add(name, p.str());
   }
 
-  std::vector<NamedCase> cases;
+  std::vector<Case> cases;
 
  private:
-  void add(std::string name, std::string line) { cases.push_back({std::move(name), std::move(line)}); }
+  void add(std::string name, std::string line) {
+    Case c;
+    c.name = std::move(name);
+    c.line = std::move(line);
+    cases.push_back(std::move(c));
+  }
 
   const Yolov5Variant& v_;
 };
@@ -130,7 +135,7 @@ const std::vector<std::vector<double>>& yolov5_anchors() {
   return anchors;
 }
 
-std::vector<NamedCase> yolov5_forward(const Yolov5Variant& v, int64_t img, int64_t batch) {
+std::vector<Case> yolov5_forward(const Yolov5Variant& v, int64_t img, int64_t batch) {
   if (img <= 0 || img % 32 != 0) throw Error("image size " + std::to_string(img) + " is not a positive multiple of 32");
   if (batch <= 0) throw Error("batch must be positive, got " + std::to_string(batch));
   Builder b(v);
@@ -164,6 +169,65 @@ std::vector<NamedCase> yolov5_forward(const Yolov5Variant& v, int64_t img, int64
   const Shape x23 = b.c3("model.23", x22, w(1024), d(3), false);
   b.detect("model.24", {x17, x20, x23});
   return std::move(b.cases);
+}
+
+}  // namespace parity
+
+namespace parity {
+
+namespace {
+Case make_case(const std::string& name, const std::string& line, double density = 0.5) {
+  Case c;
+  c.name = name;
+  c.line = canonical_line(line);
+  c.density = density;
+  return c;
+}
+}  // namespace
+
+std::vector<Case> yolov5_postprocess(int64_t img, int64_t batch) {
+  if (img <= 0 || img % 32 != 0) throw Error("image size " + std::to_string(img) + " is not a positive multiple of 32");
+  // Predictions per image: three anchors per cell of the 8-, 16- and 32-stride grids.
+  const int64_t preds = kAnchorsPerLevel * ((img / 8) * (img / 8) + (img / 16) * (img / 16) + (img / 32) * (img / 32));
+  // Realistic counts for a trained model at conf_thres 0.001, scaled with the prediction count:
+  // 40% of predictions pass the objectness test, and 0.5% of (candidate, class) pairs the
+  // class-confidence one (4032 pairs at 640, "several thousand" boxes into nms).
+  const int64_t candidates = preds * 2 / 5, pairs = std::max<int64_t>(1, candidates * kClasses / 200);
+  const int64_t keep = std::min<int64_t>(300, pairs);  // max_det
+  const int64_t labels = 20;                           // ground-truth boxes of a COCO image, typical
+  const std::string P = std::to_string(pairs), C = std::to_string(candidates);
+  const std::string N = std::to_string(pairs) + "x";
+  std::vector<Case> out = {
+      // non_max_suppression: xc = prediction[..., 4] > conf_thres
+      make_case("nms.xc", "threshold x=" + std::to_string(batch) + "x" + std::to_string(preds) + " value=0.001"),
+      // x = x[xc[xi]]  (per image)
+      make_case("nms.x", "index x=" + std::to_string(preds) + "x85 mask=" + std::to_string(preds), double(candidates) / double(preds)),
+      // multi_label: i, j = (x[:, 5:] > conf_thres).nonzero(as_tuple=False).T
+      make_case("nms.multi_label.gt", "threshold x=" + C + "x80 value=0.001"),
+      make_case("nms.multi_label.nonzero", "nonzero x=" + C + "x80", double(pairs) / double(candidates * kClasses)),
+      // x = torch.cat((box[i], x[i, 5 + j, None], j[:, None].float()), 1)
+      make_case("nms.multi_label.box", "index x=" + C + "x4 idx=" + P),
+      make_case("nms.multi_label.conf", "index x=" + C + "x85 pairs=" + P),
+      make_case("nms.multi_label.cat", "cat x=" + N + "4," + N + "1," + N + "1 dim=1"),
+      // x = x[x[:, 4].argsort(descending=True)[:max_nms]]
+      make_case("nms.sort", "argsort x=" + P + " descending"),
+      make_case("nms.sorted", "index x=" + N + "6 idx=" + P),
+      // boxes + c (class * max_wh), torchvision.ops.nms(boxes, scores, iou_thres)
+      make_case("nms.nms", "nms boxes=" + N + "4 iou=0.6 batched"),
+      // output[xi] = x[i[:max_det]]
+      make_case("nms.output", "index x=" + N + "6 idx=" + std::to_string(keep)),
+  };
+  // val.py process_batch: for each IoU threshold t of 0.5:0.95,
+  //   x = torch.where((iou >= t) & correct_class); matches = cat(stack(x, 1), iou[x[0], x[1]][:, None])
+  // Shown for t = 0.5 (about 3 matches per label) and t = 0.95 (a few in all).
+  const std::string L = std::to_string(labels) + "x" + std::to_string(keep);
+  for (const auto& [t, matches] : {std::pair<const char*, int64_t>{"0.5", 60}, {"0.95", 6}}) {
+    const std::string M = std::to_string(matches), base = std::string("val.process_batch.iou") + t;
+    out.push_back(make_case(base + ".where", "nonzero x=" + L, double(matches) / double(labels * keep)));
+    out.push_back(make_case(base + ".iou", "index x=" + L + " pairs=" + M));
+    out.push_back(make_case(base + ".cat", "cat x=" + M + "x2," + M + "x1 dim=1"));
+  }
+  return out;
 }
 
 }  // namespace parity

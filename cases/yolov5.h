@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "cases/case_file.h"
+
 namespace parity {
 
 struct Yolov5Variant {
@@ -23,13 +25,15 @@ struct Yolov5Variant {
 const Yolov5Variant& yolov5_variant(const std::string& name);
 std::vector<std::string> yolov5_variant_names();
 
-struct NamedCase {
-  std::string name;  // PyTorch module path
-  std::string line;  // the op's canonical line
-};
-
 // img must be a positive multiple of 32 (the largest stride).
-std::vector<NamedCase> yolov5_forward(const Yolov5Variant& v, int64_t img, int64_t batch);
+std::vector<Case> yolov5_forward(const Yolov5Variant& v, int64_t img, int64_t batch);
+
+// The post-processing op calls of YOLOv5's val.py on a forward's predictions [batch, 25200, 85]
+// (at 640): utils/general.py non_max_suppression with conf_thres 0.001, iou_thres 0.6,
+// multi_label and max_det 300, then val.py process_batch's IoU-threshold matching. Data-
+// dependent counts (candidates, label pairs, matches) are fixed at realistic values for a
+// trained model, and masks carry the density that yields them.
+std::vector<Case> yolov5_postprocess(int64_t img, int64_t batch);
 
 // Anchors of the three Detect levels (P3/8, P4/16, P5/32), in pixels.
 const std::vector<std::vector<double>>& yolov5_anchors();

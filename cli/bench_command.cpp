@@ -26,9 +26,9 @@ struct Options {
 };
 
 int run_bench(const Options& o) {
-  std::vector<NamedCase> cases;
+  std::vector<Case> cases;
   const std::regex filter(o.filter.empty() ? ".*" : o.filter);
-  for (const NamedCase& c : yolov5_forward(yolov5_variant(o.model), o.img, o.batch)) {
+  for (const Case& c : yolov5_forward(yolov5_variant(o.model), o.img, o.batch)) {
     if ((o.op.empty() || op_name_of(c.line) == o.op) && std::regex_search(c.name, filter)) cases.push_back(c);
   }
   if (cases.empty()) throw Error("no case of " + o.model + " matches --op '" + o.op + "' and --filter '" + o.filter + "'");

@@ -11,12 +11,8 @@ struct Planned {
   const char* description;
 };
 
-// Kept in the order a user meets them: make cases, replay them, run a model, compare, bisect.
+// Kept in the order a user meets them: run a model, compare, bisect, golden.
 constexpr Planned kPlanned[] = {
-    {"cases", "Generate YOLOv5 case files from the architecture, or import a PyTorch profiler "
-              "trace (parity cases import TRACE)"},
-    {"replay", "Replay case files on two backends and compare each op's outputs "
-               "(parity replay CASES --backend A --vs B)"},
     {"run", "Run a whole YOLOv5 on one backend and dump every layer's inputs and outputs "
             "(parity run yolov5s --backend ref --dump DIR)"},
     {"compare", "Compare two dumps layer by layer under a tolerance policy (parity compare A B)"},

@@ -4,6 +4,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(xxHash REQUIRED)          # cmake/FindxxHash.cmake: Debian ships no CMake config
 find_package(Threads REQUIRED)
+find_package(ZLIB REQUIRED)          # gzip-compressed profiler traces
 
 find_package(GTest REQUIRED)
 find_package(rapidcheck REQUIRED)

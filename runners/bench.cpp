@@ -23,7 +23,7 @@ double median_ms(const Backend& b, const std::string& line, const std::vector<Te
 }
 }  // namespace
 
-std::vector<BenchRow> bench_cases(const std::vector<NamedCase>& cases, const BenchOptions& o,
+std::vector<BenchRow> bench_cases(const std::vector<Case>& cases, const BenchOptions& o,
                                   const std::function<void(size_t, size_t)>& progress) {
   if (o.repeat < 1 || o.warmup < 0) throw Error("bench: repeat must be >= 1 and warmup >= 0");
   const Backend* backends[2] = {&backend(o.backend_a), &backend(o.backend_b)};
@@ -33,7 +33,7 @@ std::vector<BenchRow> bench_cases(const std::vector<NamedCase>& cases, const Ben
     }
   }
   std::vector<BenchRow> rows;
-  for (const NamedCase& c : cases) rows.push_back({c.name, c.line});
+  for (const Case& c : cases) rows.push_back({c.name, c.line});
   // Each backend times every case in its own pass: interleaving them would let one library's
   // idle threads (spin-waiting OpenMP workers) slow the other down.
   for (int pass = 0; pass < 2; ++pass) {

@@ -25,7 +25,7 @@ struct BenchRow {
 // backend().run(): parameter parsing, the op and its output allocation, as a caller sees it.
 // Backend A times every case, then backend B. `progress(i, n)` is called before each of the
 // n = 2 * cases timings.
-std::vector<BenchRow> bench_cases(const std::vector<NamedCase>& cases, const BenchOptions& o,
+std::vector<BenchRow> bench_cases(const std::vector<Case>& cases, const BenchOptions& o,
                                   const std::function<void(size_t, size_t)>& progress = nullptr);
 
 }  // namespace parity

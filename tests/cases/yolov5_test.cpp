@@ -31,7 +31,7 @@ TEST(Yolov5, OpCountsAndParameterTotals) {
     SCOPED_TRACE(name);
     std::map<std::string, int> count;
     int64_t total = 0;
-    for (const NamedCase& c : yolov5_forward(yolov5_variant(name), 640, 1)) {
+    for (const Case& c : yolov5_forward(yolov5_variant(name), 640, 1)) {
       const std::string op = op_name_of(c.line);
       ++count[op];
       EXPECT_EQ(canonical_line(c.line), c.line);  // every line is valid and canonical

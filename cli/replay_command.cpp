@@ -1,0 +1,144 @@
+// parity replay: run case files (or one --case) on two backends and compare every output.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "kernels/backend.h"
+#include "runners/replay.h"
+
+namespace parity::cli {
+
+namespace {
+
+struct Options {
+  std::string cases_file, case_line, filter, shard, json, dump, inputs;
+  bool force = false;
+  ReplayOptions replay;
+};
+
+std::pair<int64_t, int64_t> parse_shard(const std::string& s) {
+  const size_t slash = s.find('/');
+  try {
+    if (slash != std::string::npos) {
+      const int64_t i = std::stoll(s.substr(0, slash)), n = std::stoll(s.substr(slash + 1));
+      if (n > 0 && i >= 0 && i < n) return {i, n};
+    }
+  } catch (const std::exception&) {
+  }
+  throw Error("--shard " + s + ": expected i/n with 0 <= i < n");
+}
+
+std::string device_of(const std::string& backend_name) {
+  if (backend_name == "cuda") return gpu_status().available ? gpu_status().device : "none";
+  return "cpu";
+}
+
+int run_replay(const Options& o) {
+  if (o.cases_file.empty() == o.case_line.empty()) throw Error("give a case file or --case 'LINE' (one of them)");
+  std::vector<Case> all;
+  if (!o.case_line.empty()) {
+    Case c = parse_case(o.case_line, "--case");
+    if (c.name.empty()) c.name = "case";
+    all.push_back(c);
+  } else {
+    all = read_case_file(o.cases_file);
+  }
+  const std::regex filter(o.filter.empty() ? ".*" : o.filter);
+  const auto [shard_i, shard_n] = o.shard.empty() ? std::pair<int64_t, int64_t>{0, 1} : parse_shard(o.shard);
+  std::vector<Case> cases;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (int64_t(i) % shard_n == shard_i && std::regex_search(all[i].name + " " + all[i].line, filter)) cases.push_back(all[i]);
+  }
+  if (cases.empty()) throw Error("no case matches --filter '" + o.filter + "'" + (o.shard.empty() ? "" : " in shard " + o.shard));
+  backend(o.replay.backend_a), backend(o.replay.backend_b);  // unknown names are usage errors
+
+  std::unique_ptr<DumpWriter> dump_a, dump_b;
+  if (!o.dump.empty()) {
+    const std::string model = o.cases_file.empty() ? "--case" : o.cases_file;
+    dump_a = std::make_unique<DumpWriter>(o.dump + "/a", DumpInfo{model, o.replay.backend_a, device_of(o.replay.backend_a), o.replay.seed}, o.force);
+    dump_b = std::make_unique<DumpWriter>(o.dump + "/b", DumpInfo{model, o.replay.backend_b, device_of(o.replay.backend_b), o.replay.seed}, o.force);
+  }
+
+  const bool tty = ::isatty(2);
+  int counts[5] = {0, 0, 0, 0, 0};
+  bool structural = false;
+  nlohmann::json rows = nlohmann::json::array();
+  fmt::print("{:<11} {:>10} {:>10} {:>9} {:>9}  {}\n", "state", "max abs", "max rel", o.replay.backend_a + " ms",
+             o.replay.backend_b + " ms", "name  case");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    if (tty) std::cerr << fmt::format("\r[{}/{}] {:<50}", i + 1, cases.size(), c.name.substr(0, 50)) << std::flush;
+    CaseResult r;
+    try {
+      r = replay_case(c, o.replay, dump_a.get(), dump_b.get());
+    } catch (Error& e) {
+      e.layer(c.name);
+      if (tty) std::cerr << "\r" << std::string(62, ' ') << "\r";
+      throw;
+    }
+    if (tty) std::cerr << "\r" << std::string(62, ' ') << "\r";
+    ++counts[int(r.state)];
+    structural = structural || r.structural;
+    fmt::print("{:<11} {:>10.3g} {:>10.3g} {:>9.3f} {:>9.3f}  {}  {}\n", state_name(r.state), r.max_abs, r.max_rel, r.ms_a,
+               r.ms_b, c.name, c.line);
+    if (!r.reason.empty()) fmt::print("            {}\n", r.reason);
+    if (r.state == State::Failed) {
+      fmt::print("REPRO: parity replay --case '{}' --seed {} --backend {} --vs {}\n", c.str(), o.replay.seed,
+                 o.replay.backend_a, o.replay.backend_b);
+    }
+    rows.push_back({{"name", c.name}, {"case", c.str()}, {"state", state_name(r.state)}, {"reason", r.reason},
+                    {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"ms_a", r.ms_a}, {"ms_b", r.ms_b}});
+  }
+  if (dump_a) dump_a->finish(), dump_b->finish();
+  const std::string source = o.cases_file.empty() ? "--case" : o.cases_file;
+  fmt::print("{}: {} cases: {} passed, {} failed, {} mistrusted, {} skipped, {} unsupported ({} vs {}, seed {})\n", source,
+             cases.size(), counts[0], counts[1], counts[2], counts[3], counts[4], o.replay.backend_a, o.replay.backend_b,
+             o.replay.seed);
+  if (counts[3] == int(cases.size())) fmt::print("SKIPPED: every case: {}\n", backend(o.replay.backend_b).unavailable_reason());
+  if (!o.json.empty()) {
+    nlohmann::json j = {{"source", source}, {"backend_a", o.replay.backend_a}, {"backend_b", o.replay.backend_b},
+                        {"seed", o.replay.seed}, {"rows", rows},
+                        {"summary", {{"passed", counts[0]}, {"failed", counts[1]}, {"mistrusted", counts[2]},
+                                     {"skipped", counts[3]}, {"unsupported", counts[4]}}}};
+    std::ofstream out(o.json);
+    out << j.dump(2) << "\n";
+    if (!out) throw Error("cannot write").file(o.json);
+  }
+  if (structural) return kStructuralMismatch;
+  return counts[int(State::Failed)] ? kNumericMismatch : kPassed;
+}
+
+}  // namespace
+
+Command add_replay_command(CLI::App& parent) {
+  auto o = std::make_shared<Options>();
+  CLI::App* app = parent.add_subcommand(
+      "replay", "Run each case of a case file on two backends with the same seeded inputs and compare every output");
+  app->add_option("cases", o->cases_file, "a case file (cases/yolov5s.cases)");
+  app->add_option("--case", o->case_line, "one case line instead of a file");
+  app->add_option("--backend", o->replay.backend_a, "backend A, the expected side")->capture_default_str();
+  app->add_option("--vs", o->replay.backend_b, "backend B, the side under test")->capture_default_str();
+  app->add_option("--seed", o->replay.seed, "seed of the inputs")->capture_default_str();
+  app->add_option("--filter", o->filter, "only cases whose 'name line' matches this regular expression");
+  app->add_option("--shard", o->shard, "i/n: only cases whose index modulo n is i (0-based)");
+  app->add_option("--json", o->json, "also write every row and the summary to this JSON file");
+  app->add_option("--dump", o->dump, "write both sides as dumps: DIR/a and DIR/b (inputs and outputs, manifest.json)");
+  app->add_flag("--force", o->force, "let --dump overwrite non-empty folders");
+  app->add_option("--inputs", o->replay.inputs_dir, "read inputs from DIR/<name>.<input>.npy instead of seeding them");
+  app->footer(
+      "Rows: state, max abs and max rel difference, time on each backend, name and case. A FAILED row is\n"
+      "followed by its reason and a REPRO line. Tolerances: compare/tolerance.h (float32 rtol 1.3e-6 atol\n"
+      "1e-5; conv2d adds a per-element bound growing with the reduction length; integers exact).\n"
+      "Exit codes: 0 all passed (or mistrusted/skipped), 1 a numeric mismatch, 2 a structural one, 3 usage or I/O.");
+  return {app, [o] { return run_replay(*o); }};
+}
+
+}  // namespace parity::cli

@@ -1,0 +1,195 @@
+#include "compare/tensor_compare.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "core/stats.h"
+#include "core/thread_pool.h"
+#include "kernels/op_line.h"
+
+namespace parity {
+
+const char* state_name(State s) {
+  switch (s) {
+    case State::Passed: return "PASSED";
+    case State::Failed: return "FAILED";
+    case State::Mistrusted: return "MISTRUSTED";
+    case State::Skipped: return "SKIPPED";
+    case State::Unsupported: return "UNSUPPORTED";
+  }
+  return "?";
+}
+
+std::string Tolerance::str() const {
+  if (exact()) return "exact";
+  std::string s = "atol " + shortest_double(atol) + " rtol " + shortest_double(rtol);
+  if (bound.defined()) s += " + per-element bound";
+  return s;
+}
+
+std::string index_text(const Shape& shape, int64_t flat) {
+  std::vector<int64_t> idx(shape.rank());
+  for (size_t d = shape.rank(); d-- > 0;) {
+    idx[d] = shape[d] ? flat % shape[d] : 0;
+    flat = shape[d] ? flat / shape[d] : 0;
+  }
+  std::string s = "[";
+  for (size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
+namespace {
+
+constexpr int64_t kChunk = 1 << 16;
+
+// Distance in units in the last place: the count of representable values between a and b.
+template <typename T> int64_t ulp_distance(T a, T b) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    using I = std::conditional_t<std::is_same_v<T, float>, int32_t, int64_t>;
+    I ia, ib;
+    std::memcpy(&ia, &a, sizeof a);
+    std::memcpy(&ib, &b, sizeof b);
+    // Map the sign-magnitude encoding onto a monotonic integer line.
+    const int64_t oa = ia < 0 ? int64_t(std::numeric_limits<I>::min()) - int64_t(ia) : int64_t(ia);
+    const int64_t ob = ib < 0 ? int64_t(std::numeric_limits<I>::min()) - int64_t(ib) : int64_t(ib);
+    const int64_t d = oa - ob;
+    return d < 0 ? -d : d;
+  } else {  // Half
+    const auto order = [](uint16_t h) { return (h & 0x8000u) ? -int64_t(h & 0x7fffu) : int64_t(h); };
+    const int64_t d = order(a.bits) - order(b.bits);
+    return d < 0 ? -d : d;
+  }
+}
+
+struct Partial {
+  int64_t finite = 0, bad = 0, worst = -1, max_ulp = 0, special_mismatch = -1;
+  double max_abs = 0, sum_abs = 0, sum_sq = 0, max_rel = 0, dot = 0, na = 0, nb = 0, worst_excess = -1;
+  bool nonzero = false;
+};
+
+template <typename T> Partial float_chunk(const T* a, const T* b, const double* bound, const Tolerance& tol, int64_t lo, int64_t hi) {
+  Partial p;
+  for (int64_t i = lo; i < hi; ++i) {
+    double x, y;
+    if constexpr (std::is_same_v<T, Half>) {
+      x = half_to_float(a[i]), y = half_to_float(b[i]);
+    } else {
+      x = a[i], y = b[i];
+    }
+    if (x != 0) p.nonzero = true;
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      const bool same = (std::isnan(x) && std::isnan(y)) || x == y;  // NaN with NaN, Inf of one sign
+      if (!same) {
+        ++p.bad;
+        if (p.special_mismatch < 0) p.special_mismatch = i;
+        if (p.worst_excess < std::numeric_limits<double>::infinity()) p.worst_excess = std::numeric_limits<double>::infinity(), p.worst = i;
+      }
+      continue;
+    }
+    ++p.finite;
+    const double d = std::fabs(x - y);
+    p.max_abs = std::max(p.max_abs, d);
+    p.sum_abs += d;
+    p.sum_sq += d * d;
+    if (x != 0) p.max_rel = std::max(p.max_rel, d / std::fabs(x));
+    p.dot += x * y, p.na += x * x, p.nb += y * y;
+    p.max_ulp = std::max(p.max_ulp, ulp_distance(a[i], b[i]));
+    const double allowed = tol.atol + tol.rtol * std::fabs(x) + (bound ? bound[i] : 0.0);
+    if (d > allowed) {
+      ++p.bad;
+      if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i;
+    }
+  }
+  return p;
+}
+
+TensorDiff compare_floats(const Tensor& a, const Tensor& b, const Tolerance& tol) {
+  TensorDiff r;
+  r.count = a.numel();
+  std::vector<Partial> parts(size_t(chunk_count(r.count, kChunk)));
+  const double* bound = tol.bound.defined() ? tol.bound.data<double>() : nullptr;
+  visit_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half>) {
+      const T *pa = a.data<T>(), *pb = b.data<T>();
+      parallel_for(r.count, kChunk, [&](int64_t lo, int64_t hi) { parts[size_t(lo / kChunk)] = float_chunk(pa, pb, bound, tol, lo, hi); });
+    }
+  });
+  Partial t;
+  for (const Partial& p : parts) {  // in chunk order: the same result on any thread count
+    t.finite += p.finite, t.bad += p.bad, t.sum_abs += p.sum_abs, t.sum_sq += p.sum_sq;
+    t.dot += p.dot, t.na += p.na, t.nb += p.nb;
+    t.max_abs = std::max(t.max_abs, p.max_abs), t.max_rel = std::max(t.max_rel, p.max_rel);
+    t.max_ulp = std::max(t.max_ulp, p.max_ulp);
+    t.nonzero = t.nonzero || p.nonzero;
+    if (t.special_mismatch < 0) t.special_mismatch = p.special_mismatch;
+    if (p.worst_excess > t.worst_excess) t.worst_excess = p.worst_excess, t.worst = p.worst;
+  }
+  r.max_abs = t.max_abs, r.max_rel = t.max_rel, r.max_ulp = t.max_ulp, r.bad = t.bad;
+  r.mean_abs = t.finite ? t.sum_abs / double(t.finite) : 0;
+  r.rmse = t.finite ? std::sqrt(t.sum_sq / double(t.finite)) : 0;
+  r.cosine = (t.na == 0 && t.nb == 0) ? 1.0 : (t.na == 0 || t.nb == 0) ? 0.0 : t.dot / std::sqrt(t.na * t.nb);
+  r.worst_index = t.worst;
+  if (t.worst >= 0) r.worst_a = element_as_double(a, t.worst), r.worst_b = element_as_double(b, t.worst);
+  if (t.special_mismatch >= 0) {
+    r.state = State::Failed;
+    r.reason = "NaN/Inf positions differ: at " + index_text(a.shape(), t.special_mismatch) + " A has " +
+               shortest_double(element_as_double(a, t.special_mismatch)) + ", B " +
+               shortest_double(element_as_double(b, t.special_mismatch));
+  } else if (t.bad > 0) {
+    r.state = State::Failed;
+    r.reason = std::to_string(t.bad) + " of " + std::to_string(r.count) + " elements out of tolerance (" + tol.str() +
+               "), worst at " + index_text(a.shape(), t.worst) + ": A " + shortest_double(r.worst_a) + ", B " +
+               shortest_double(r.worst_b);
+  } else if (!t.nonzero) {
+    r.state = State::Mistrusted;
+    r.reason = r.count == 0 ? "no elements" : "A is all zeros";
+  }
+  return r;
+}
+
+TensorDiff compare_exact(const Tensor& a, const Tensor& b) {
+  TensorDiff r;
+  r.count = a.numel();
+  const size_t item = dtype_size(a.dtype());
+  bool nonzero = false;
+  for (int64_t i = 0; i < r.count; ++i) {
+    const std::byte* pa = a.bytes() + size_t(i) * item;
+    if (!nonzero) {
+      for (size_t k = 0; k < item; ++k) nonzero = nonzero || pa[k] != std::byte{0};
+    }
+    if (std::memcmp(pa, b.bytes() + size_t(i) * item, item) != 0) {
+      if (r.bad++ == 0) r.worst_index = i;
+    }
+  }
+  if (r.worst_index >= 0) {
+    r.worst_a = element_as_double(a, r.worst_index), r.worst_b = element_as_double(b, r.worst_index);
+    r.state = State::Failed;
+    r.reason = std::to_string(r.bad) + " of " + std::to_string(r.count) + " elements differ, first at " +
+               index_text(a.shape(), r.worst_index) + ": A " + shortest_double(r.worst_a) + ", B " + shortest_double(r.worst_b);
+    r.max_abs = std::fabs(r.worst_a - r.worst_b);
+  } else if (!nonzero) {
+    r.state = State::Mistrusted;
+    r.reason = r.count == 0 ? "no elements" : a.dtype() == DType::Bool ? "A is all false" : "A is all zeros";
+  }
+  return r;
+}
+
+}  // namespace
+
+TensorDiff compare_tensors(const Tensor& a, const Tensor& b, const Tolerance& tol) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
+    TensorDiff r;
+    r.state = State::Failed;
+    r.structural = true;
+    r.reason = "A is " + std::string(dtype_name(a.dtype())) + " " + a.shape().str() + ", B is " +
+               std::string(dtype_name(b.dtype())) + " " + b.shape().str();
+    return r;
+  }
+  return is_floating(a.dtype()) ? compare_floats(a, b, tol) : compare_exact(a, b);
+}
+
+}  // namespace parity

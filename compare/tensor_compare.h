@@ -1,0 +1,45 @@
+#pragma once
+// Comparing one tensor of backend A (expected) with the same tensor of backend B (actual).
+//
+// Structure first: dtype, shape and element count must match, else the state is FAILED and
+// `structural` is set. Floats: NaN and Inf positions must match, then every element must hold
+// |a - b| <= atol + rtol * |a| + bound[i]. Integers and bools: exact. A result whose expected
+// side is degenerate (no elements, all zeros, all false) and that otherwise agrees is
+// MISTRUSTED: it proves little about the kernel.
+#include <cstdint>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace parity {
+
+enum class State { Passed, Failed, Mistrusted, Skipped, Unsupported };
+const char* state_name(State s);  // "PASSED", ...
+
+struct Tolerance {
+  double atol = 0, rtol = 0;
+  Tensor bound;  // optional float64 per-element absolute bound, same shape (conv2d)
+  bool exact() const { return atol == 0 && rtol == 0 && !bound.defined(); }
+  std::string str() const;  // "atol 1e-05 rtol 1.3e-06 + per-element bound"
+};
+
+struct TensorDiff {
+  State state = State::Passed;
+  bool structural = false;
+  std::string reason;  // one line; empty when PASSED
+  int64_t count = 0;
+  // Floats (over elements where both sides are finite):
+  double max_abs = 0, mean_abs = 0, max_rel = 0, rmse = 0, cosine = 1;
+  int64_t max_ulp = 0;
+  // Elements failing the tolerance (floats) or differing (integers, bools), and the worst one:
+  // the largest excess over its tolerance, or the first mismatch for exact types.
+  int64_t bad = 0, worst_index = -1;
+  double worst_a = 0, worst_b = 0;
+};
+
+TensorDiff compare_tensors(const Tensor& a, const Tensor& b, const Tolerance& tol);
+
+// "[1, 0, 3]": a flat index as coordinates of `shape`.
+std::string index_text(const Shape& shape, int64_t flat);
+
+}  // namespace parity

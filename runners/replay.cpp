@@ -1,0 +1,90 @@
+#include "runners/replay.h"
+
+#include <chrono>
+
+#include "compare/tolerance.h"
+#include "core/error.h"
+#include "kernels/backend.h"
+#include "runners/inputs.h"
+
+namespace parity {
+
+namespace {
+double run_timed(const Backend& b, const std::string& line, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  out = b.run(line, in);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<DumpTensor> as_dump(const std::vector<TensorSpec>& specs, const std::vector<Tensor>& ts) {
+  std::vector<DumpTensor> out;
+  for (size_t i = 0; i < ts.size(); ++i) out.push_back({specs[i].name, "", ts[i]});
+  return out;
+}
+
+std::vector<DumpTensor> outputs_as_dump(const std::vector<Tensor>& ts) {
+  std::vector<DumpTensor> out;
+  for (size_t i = 0; i < ts.size(); ++i) out.push_back({"out" + std::to_string(i), "", ts[i]});
+  return out;
+}
+}  // namespace
+
+CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a, DumpWriter* dump_b) {
+  CaseResult r;
+  const Backend &a = backend(o.backend_a), &b = backend(o.backend_b);
+  const std::string op = op_name_of(c.line);
+  for (const Backend* be : {&a, &b}) {
+    if (const std::string why = be->unavailable_reason(); !why.empty()) {
+      r.state = State::Skipped;
+      r.reason = be->name() + ": " + why;
+      return r;
+    }
+  }
+  for (const Backend* be : {&a, &b}) {
+    if (!be->supports(op)) {
+      r.state = State::Unsupported;
+      r.reason = "backend " + be->name() + " has no " + op;
+      return r;
+    }
+  }
+  const std::vector<Tensor> in = o.inputs_dir.empty() ? seeded_inputs(c, o.seed) : inputs_from_folder(c, o.inputs_dir);
+  std::vector<Tensor> out_a, out_b;
+  r.ms_a = run_timed(a, c.line, in, out_a);  // an error here is the case's own: it propagates
+  try {
+    r.ms_b = run_timed(b, c.line, in, out_b);
+  } catch (const Error& e) {
+    r.state = State::Failed;
+    r.structural = true;
+    r.reason = b.name() + " failed where " + a.name() + " ran: " + e.what();
+    return r;
+  }
+  const std::vector<TensorSpec> specs = op_inputs(c.line);
+  if (dump_a) dump_a->add_layer(c.name, c.line, r.ms_a, as_dump(specs, in), outputs_as_dump(out_a));
+  if (dump_b) dump_b->add_layer(c.name, c.line, r.ms_b, as_dump(specs, in), outputs_as_dump(out_b));
+  if (out_a.size() != out_b.size()) {
+    r.state = State::Failed;
+    r.structural = true;
+    r.reason = "output counts differ: " + std::to_string(out_a.size()) + " vs " + std::to_string(out_b.size());
+    return r;
+  }
+  bool mistrusted = false;
+  for (size_t k = 0; k < out_a.size(); ++k) {
+    const Tolerance tol = tolerance_for(c.line, k, out_a[k].dtype(), in);
+    const TensorDiff d = compare_tensors(out_a[k], out_b[k], tol);
+    r.max_abs = std::max(r.max_abs, d.max_abs);
+    r.max_rel = std::max(r.max_rel, d.max_rel);
+    const std::string where = out_a.size() > 1 ? "output " + std::to_string(k) + ": " : "";
+    if (d.state == State::Failed && r.state != State::Failed) {
+      r.state = State::Failed;
+      r.structural = d.structural;
+      r.reason = where + d.reason;
+    } else if (d.state == State::Mistrusted && !mistrusted && r.state == State::Passed) {
+      mistrusted = true;
+      r.reason = where + d.reason;
+    }
+  }
+  if (r.state == State::Passed && mistrusted) r.state = State::Mistrusted;
+  return r;
+}
+
+}  // namespace parity

@@ -1,0 +1,31 @@
+#pragma once
+// Replay: run each case on backend A and backend B with the same inputs and compare every
+// output under the tolerance policy (compare/tolerance.h).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cases/case_file.h"
+#include "compare/tensor_compare.h"
+#include "runners/dump.h"
+
+namespace parity {
+
+struct ReplayOptions {
+  std::string backend_a = "ref", backend_b = "aten";
+  uint64_t seed = 0;
+  std::string inputs_dir;  // when set, inputs come from .npy files (runners/inputs.h)
+};
+
+struct CaseResult {
+  State state = State::Passed;
+  bool structural = false;
+  std::string reason;                   // why not PASSED, one line
+  double max_abs = 0, max_rel = 0;      // over all outputs
+  double ms_a = 0, ms_b = 0;
+};
+
+// Dumps, when given, receive the case's inputs and each backend's outputs.
+CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a = nullptr, DumpWriter* dump_b = nullptr);
+
+}  // namespace parity

@@ -1,0 +1,115 @@
+// parity replay and parity cases through the binary: flags, exit codes, dumps, inputs from files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/npy.h"
+#include "support/test_support.h"
+
+namespace parity {
+namespace {
+
+using test::run_parity;
+
+TEST(Replay, OneCaseFilterShardJsonAndDump) {
+  test::TempDir dir;
+  auto r = run_parity({"replay", "--case", "conv2d x=1x19x17x23 w=23x19x3x3 bias stride=2 pad=1 name=tail", "--vs", "aten"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASSED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--case: 1 cases: 1 passed"), std::string::npos) << r.out;
+
+  const std::string cases = std::string(PARITY_SOURCE_DIR) + "/cases/yolov5n.cases";
+  r = run_parity({"replay", cases, "--filter", "^model\\.2\\.", "--shard", "1/2", "--json", dir.file("r.json"), "--dump",
+                  dir.file("dump")});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(test::read_text(dir.file("r.json")));
+  const size_t rows = j["rows"].size();
+  EXPECT_GT(rows, 3u);
+  EXPECT_EQ(j["summary"]["passed"].get<size_t>(), rows);
+  for (const auto& row : j["rows"]) EXPECT_EQ(row["name"].get<std::string>().rfind("model.2.", 0), 0u);
+  // Both dumps are complete, list every case, and their input files agree.
+  for (const char* side : {"a", "b"}) {
+    const auto m = nlohmann::json::parse(test::read_text(dir.file(std::string("dump/") + side + "/manifest.json")));
+    EXPECT_EQ(m["format"], "parity-dump");
+    ASSERT_EQ(m["layers"].size(), rows);
+    const auto& in0 = m["layers"][0]["inputs"][0];
+    const Tensor t = read_npy(dir.file(std::string("dump/") + side + "/" + in0["file"].get<std::string>()));
+    EXPECT_EQ(t.shape().dims(), in0["shape"].get<std::vector<int64_t>>());
+  }
+  // A second dump into the same folder is refused without --force.
+  r = run_parity({"replay", cases, "--filter", "model.0.conv", "--dump", dir.file("dump")});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("not empty"), std::string::npos) << r.err;
+  EXPECT_EQ(run_parity({"replay", cases, "--filter", "model.0.conv", "--dump", dir.file("dump"), "--force"}).exit_code, 0);
+}
+
+TEST(Replay, InputsFromFiles) {
+  test::TempDir dir;
+  Tensor x(DType::Float32, Shape{4});
+  const float v[] = {-1, 0, 1, 2};
+  std::copy(v, v + 4, x.mutable_data<float>());
+  write_npy(dir.file("act.x.npy"), x);
+  auto r = run_parity({"replay", "--case", "silu x=4 name=act", "--inputs", dir.path(), "--json", dir.file("r.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // A file of the wrong shape names itself.
+  write_npy(dir.file("act.x.npy"), Tensor(DType::Float32, Shape{5}));
+  r = run_parity({"replay", "--case", "silu x=4 name=act", "--inputs", dir.path()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("act.x.npy: layer act: holds float32 5, the case needs float32 4"), std::string::npos) << r.err;
+  // An index out of range in the given data is an error of the case, named with its layer.
+  Tensor xs(DType::Float32, Shape{3, 2}), idx(DType::Int64, Shape{1});
+  idx.mutable_data<int64_t>()[0] = 9;
+  write_npy(dir.file("pick.x.npy"), xs);
+  write_npy(dir.file("pick.idx.npy"), idx);
+  r = run_parity({"replay", "--case", "index x=3x2 idx=1 name=pick", "--inputs", dir.path()});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("layer pick: index: idx[0] = 9 is out of range"), std::string::npos) << r.err;
+}
+
+TEST(Replay, UsageErrorsAndSkippedBackends) {
+  const std::string cases = std::string(PARITY_SOURCE_DIR) + "/cases/yolov5n.cases";
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"replay"},
+           {"replay", cases, "--case", "silu x=3"},
+           {"replay", "/nonexistent.cases"},
+           {"replay", cases, "--vs", "tpu"},
+           {"replay", cases, "--shard", "3/2"},
+           {"replay", cases, "--filter", "no-such-layer"},
+           {"replay", "--case", "silu x=3 stride=2"}}) {
+    const auto r = run_parity(bad);
+    EXPECT_EQ(r.exit_code, 3) << bad.back() << r.out;
+    EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  }
+  const auto r = run_parity({"replay", "--case", "silu x=3", "--vs", "cuda"});
+  if (r.out.find("SKIPPED: every case") != std::string::npos) {
+    EXPECT_EQ(r.exit_code, 0);
+  } else {
+    EXPECT_EQ(r.exit_code, 0) << r.out;  // a GPU is here: the case ran and passed
+  }
+}
+
+TEST(Cases, GenerateImportAndCheck) {
+  test::TempDir dir;
+  auto r = run_parity({"cases", "generate", "--model", "yolov5n", "--img", "320", "--out", dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("yolov5n.cases")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("yolov5n-b32.cases")));
+  r = run_parity({"cases", "check", dir.file("yolov5n.cases")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("60 conv2d"), std::string::npos) << r.out;
+  test::write_bytes(dir.file("bad.cases"), "silu x=3\nconv2d x=1x3x8x8 w=4x3x3x3 stride=two\n");
+  r = run_parity({"cases", "check", dir.file("bad.cases")});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("bad.cases:2: conv2d: field stride=two: not an integer"), std::string::npos) << r.err;
+  test::write_bytes(dir.file("t.json"),
+                    "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::silu\", \"tid\": 1, \"ts\": 1, "
+                    "\"dur\": 1, \"args\": {\"Input Dims\": [[2, 3]], \"Input type\": [\"float\"]}}]}");
+  r = run_parity({"cases", "import", dir.file("t.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("silu x=2x3 name=trace.0.silu"), std::string::npos) << r.out;
+  EXPECT_EQ(run_parity({"cases", "import", dir.file("absent.json")}).exit_code, 3);
+}
+
+}  // namespace
+}  // namespace parity
