@@ -16,99 +16,111 @@ namespace {
 
 constexpr int64_t kClasses = 80, kAnchorsPerLevel = 3, kOutputs = kClasses + 5;
 
-// Builds the op list while tracking the shape of every module output, like a forward hook.
+// Builds the graph while tracking the shape of every module output, like a forward hook.
 // Ops that are not modules of their own take their parent's path plus a suffix: a C3's or
 // SPPF's concatenation is `<module>.cat`, a Bottleneck's residual add is the Bottleneck itself.
 class Builder {
  public:
-  explicit Builder(const Yolov5Variant& v) : v_(v) {}
+  struct Value {
+    int node;  // -1: the graph input
+    Shape shape;
+  };
 
+  Builder(const Yolov5Variant& v, Shape input) : v_(v) { graph.input = std::move(input); }
+
+  Value input() const { return {-1, graph.input}; }
   int64_t width(int64_t c) const { return int64_t(std::ceil(double(c) * v_.width_multiple / 8)) * 8; }
   int64_t depth(int64_t n) const { return n > 1 ? std::max<int64_t>(int64_t(std::round(double(n) * v_.depth_multiple)), 1) : n; }
 
-  // models/common.py Conv: conv2d (bias from the folded BatchNorm), then SiLU.
-  Shape conv(const std::string& name, const Shape& x, int64_t c2, int64_t k, int64_t s, int64_t pad = -1) {
+  // nn.Conv2d with bias: a BatchNorm-folded Conv's conv, or a Detect output conv.
+  Value conv2d(const std::string& name, const Value& x, int64_t c2, int64_t k, int64_t s, int64_t pad) {
     Conv2dParams p;
-    p.x = x;
-    p.w = Shape{c2, x[1], k, k};
+    p.x = x.shape;
+    p.w = Shape{c2, x.shape[1], k, k};
     p.bias = true;
     p.stride_h = p.stride_w = s;
-    p.pad_h = p.pad_w = pad < 0 ? k / 2 : pad;  // autopad unless the yaml gives it
+    p.pad_h = p.pad_w = pad;
     p.validate();
-    add(name + ".conv", p.str());
-    const Shape y = p.output_shape();
-    add(name + ".act", "silu x=" + y.str());
-    return y;
+    graph.params.push_back({name + ".weight", p.w});
+    graph.params.push_back({name + ".bias", Shape{c2}});
+    return add(name, p.str(), {activation(x), Operand{Operand::Kind::Param, -1, name + ".weight"},
+                               Operand{Operand::Kind::Param, -1, name + ".bias"}},
+               p.output_shape());
+  }
+
+  // models/common.py Conv: conv2d (bias from the folded BatchNorm), then SiLU.
+  Value conv(const std::string& name, const Value& x, int64_t c2, int64_t k, int64_t s, int64_t pad = -1) {
+    const Value y = conv2d(name + ".conv", x, c2, k, s, pad < 0 ? k / 2 : pad);  // autopad unless the yaml gives it
+    return add(name + ".act", "silu x=" + y.shape.str(), {activation(y)}, y.shape);
   }
 
   // models/common.py Bottleneck(c1, c2, shortcut, e=1.0).
-  Shape bottleneck(const std::string& name, const Shape& x, int64_t c2, bool shortcut) {
-    const Shape y = conv(name + ".cv2", conv(name + ".cv1", x, c2, 1, 1), c2, 3, 1);
-    if (shortcut && x[1] == c2) add(name, "add x=" + y.str());
-    return y;
+  Value bottleneck(const std::string& name, const Value& x, int64_t c2, bool shortcut) {
+    const Value y = conv(name + ".cv2", conv(name + ".cv1", x, c2, 1, 1), c2, 3, 1);
+    if (!shortcut || x.shape[1] != c2) return y;
+    return add(name, "add x=" + y.shape.str(), {activation(x), activation(y)}, y.shape);
   }
 
   // models/common.py C3(c1, c2, n, shortcut, e=0.5): cv3(cat(m(cv1(x)), cv2(x))).
-  Shape c3(const std::string& name, const Shape& x, int64_t c2, int64_t n, bool shortcut) {
+  Value c3(const std::string& name, const Value& x, int64_t c2, int64_t n, bool shortcut) {
     const int64_t c_ = c2 / 2;
-    Shape m = conv(name + ".cv1", x, c_, 1, 1);
+    Value m = conv(name + ".cv1", x, c_, 1, 1);
     for (int64_t i = 0; i < n; ++i) m = bottleneck(name + ".m." + std::to_string(i), m, c_, shortcut);
-    const Shape b = conv(name + ".cv2", x, c_, 1, 1);
+    const Value b = conv(name + ".cv2", x, c_, 1, 1);
     return conv(name + ".cv3", concat(name + ".cat", {m, b}), c2, 1, 1);
   }
 
-  // models/common.py SPPF(c1, c2, k=5): cv2(cat(x, m(x), m(m(x)), m(m(m(x))))), x = cv1(input).
-  Shape sppf(const std::string& name, const Shape& x, int64_t c2) {
-    const Shape y = conv(name + ".cv1", x, x[1] / 2, 1, 1);
-    // One module called three times: later calls are named module:call.
-    for (const char* call : {"", ":1", ":2"}) add(name + ".m" + call, "maxpool2d x=" + y.str() + " k=5 stride=1 pad=2");
-    return conv(name + ".cv2", concat(name + ".cat", {y, y, y, y}), c2, 1, 1);
+  // models/common.py SPPF(c1, c2, k=5): x = cv1(input); cv2(cat(x, m(x), m(m(x)), m(m(m(x))))).
+  // One module called three times: later calls are named module:call.
+  Value sppf(const std::string& name, const Value& x, int64_t c2) {
+    const Value y = conv(name + ".cv1", x, x.shape[1] / 2, 1, 1);
+    std::vector<Value> parts = {y};
+    for (const char* call : {"", ":1", ":2"}) {
+      const Value& prev = parts.back();
+      parts.push_back(add(name + ".m" + call, "maxpool2d x=" + prev.shape.str() + " k=5 stride=1 pad=2", {activation(prev)},
+                          prev.shape));
+    }
+    return conv(name + ".cv2", concat(name + ".cat", parts), c2, 1, 1);
   }
 
-  Shape upsample(const std::string& name, const Shape& x) {
-    add(name, "upsample_nearest2d x=" + x.str() + " scale=2");
-    return Shape{x[0], x[1], x[2] * 2, x[3] * 2};
+  Value upsample(const std::string& name, const Value& x) {
+    const Shape& s = x.shape;
+    return add(name, "upsample_nearest2d x=" + s.str() + " scale=2", {activation(x)}, Shape{s[0], s[1], s[2] * 2, s[3] * 2});
   }
 
-  Shape concat(const std::string& name, const std::vector<Shape>& xs) {
+  Value concat(const std::string& name, const std::vector<Value>& xs) {
     CatParams p;
-    p.xs = xs;
+    std::vector<Operand> in;
+    for (const Value& x : xs) p.xs.push_back(x.shape), in.push_back(activation(x));
     p.dim = 1;
-    add(name, p.str());
-    return p.output_shape();
+    return add(name, p.str(), in, p.output_shape());
   }
 
   // models/yolo.py Detect: per level a 1x1 conv to na*no channels (with bias), the decode,
   // then the levels joined along the anchor dimension: [bs, sum(na*ny*nx), no].
-  void detect(const std::string& name, const std::vector<Shape>& levels) {
-    std::vector<Shape> decoded;
+  void detect(const std::string& name, const std::vector<Value>& levels) {
+    std::vector<Value> decoded;
     for (size_t i = 0; i < levels.size(); ++i) {
-      Conv2dParams c;
-      c.x = levels[i];
-      c.w = Shape{kAnchorsPerLevel * kOutputs, levels[i][1], 1, 1};
-      c.bias = true;
-      add(name + ".m." + std::to_string(i), c.str());
+      const Value c = conv2d(name + ".m." + std::to_string(i), levels[i], kAnchorsPerLevel * kOutputs, 1, 1, 0);
       DetectDecodeParams d;
-      d.x = c.output_shape();
+      d.x = c.shape;
       d.stride = int64_t(8) << i;
       d.anchors = yolov5_anchors()[i];
-      add(name + ".decode." + std::to_string(i), d.str());
-      decoded.push_back(d.output_shape());
+      decoded.push_back(add(name + ".decode." + std::to_string(i), d.str(), {activation(c)}, d.output_shape()));
     }
-    CatParams p;
-    p.xs = decoded;
-    p.dim = 1;
-    add(name, p.str());
+    concat(name, decoded);
   }
 
-  std::vector<Case> cases;
+  Graph graph;
 
  private:
-  void add(std::string name, std::string line) {
-    Case c;
-    c.name = std::move(name);
-    c.line = std::move(line);
-    cases.push_back(std::move(c));
+  static Operand activation(const Value& v) {
+    return v.node < 0 ? Operand{Operand::Kind::Input, -1, ""} : Operand{Operand::Kind::Node, v.node, ""};
+  }
+
+  Value add(std::string name, std::string line, std::vector<Operand> inputs, Shape out) {
+    graph.nodes.push_back({std::move(name), std::move(line), std::move(inputs), out});
+    return {int(graph.nodes.size()) - 1, std::move(out)};
   }
 
   const Yolov5Variant& v_;
@@ -135,40 +147,51 @@ const std::vector<std::vector<double>>& yolov5_anchors() {
   return anchors;
 }
 
-std::vector<Case> yolov5_forward(const Yolov5Variant& v, int64_t img, int64_t batch) {
+Graph yolov5_graph(const Yolov5Variant& v, int64_t img, int64_t batch) {
   if (img <= 0 || img % 32 != 0) throw Error("image size " + std::to_string(img) + " is not a positive multiple of 32");
   if (batch <= 0) throw Error("batch must be positive, got " + std::to_string(batch));
-  Builder b(v);
+  Builder b(v, Shape{batch, 3, img, img});
   auto w = [&](int64_t c) { return b.width(c); };
   auto d = [&](int64_t n) { return b.depth(n); };
   // Backbone.
-  const Shape x0 = b.conv("model.0", Shape{batch, 3, img, img}, w(64), 6, 2, 2);
-  const Shape x1 = b.conv("model.1", x0, w(128), 3, 2);
-  const Shape x2 = b.c3("model.2", x1, w(128), d(3), true);
-  const Shape x3 = b.conv("model.3", x2, w(256), 3, 2);
-  const Shape x4 = b.c3("model.4", x3, w(256), d(6), true);
-  const Shape x5 = b.conv("model.5", x4, w(512), 3, 2);
-  const Shape x6 = b.c3("model.6", x5, w(512), d(9), true);
-  const Shape x7 = b.conv("model.7", x6, w(1024), 3, 2);
-  const Shape x8 = b.c3("model.8", x7, w(1024), d(3), true);
-  const Shape x9 = b.sppf("model.9", x8, w(1024));
+  const auto x0 = b.conv("model.0", b.input(), w(64), 6, 2, 2);
+  const auto x1 = b.conv("model.1", x0, w(128), 3, 2);
+  const auto x2 = b.c3("model.2", x1, w(128), d(3), true);
+  const auto x3 = b.conv("model.3", x2, w(256), 3, 2);
+  const auto x4 = b.c3("model.4", x3, w(256), d(6), true);
+  const auto x5 = b.conv("model.5", x4, w(512), 3, 2);
+  const auto x6 = b.c3("model.6", x5, w(512), d(9), true);
+  const auto x7 = b.conv("model.7", x6, w(1024), 3, 2);
+  const auto x8 = b.c3("model.8", x7, w(1024), d(3), true);
+  const auto x9 = b.sppf("model.9", x8, w(1024));
   // Head.
-  const Shape x10 = b.conv("model.10", x9, w(512), 1, 1);
-  const Shape x11 = b.upsample("model.11", x10);
-  const Shape x12 = b.concat("model.12", {x11, x6});
-  const Shape x13 = b.c3("model.13", x12, w(512), d(3), false);
-  const Shape x14 = b.conv("model.14", x13, w(256), 1, 1);
-  const Shape x15 = b.upsample("model.15", x14);
-  const Shape x16 = b.concat("model.16", {x15, x4});
-  const Shape x17 = b.c3("model.17", x16, w(256), d(3), false);
-  const Shape x18 = b.conv("model.18", x17, w(256), 3, 2);
-  const Shape x19 = b.concat("model.19", {x18, x14});
-  const Shape x20 = b.c3("model.20", x19, w(512), d(3), false);
-  const Shape x21 = b.conv("model.21", x20, w(512), 3, 2);
-  const Shape x22 = b.concat("model.22", {x21, x10});
-  const Shape x23 = b.c3("model.23", x22, w(1024), d(3), false);
+  const auto x10 = b.conv("model.10", x9, w(512), 1, 1);
+  const auto x11 = b.upsample("model.11", x10);
+  const auto x12 = b.concat("model.12", {x11, x6});
+  const auto x13 = b.c3("model.13", x12, w(512), d(3), false);
+  const auto x14 = b.conv("model.14", x13, w(256), 1, 1);
+  const auto x15 = b.upsample("model.15", x14);
+  const auto x16 = b.concat("model.16", {x15, x4});
+  const auto x17 = b.c3("model.17", x16, w(256), d(3), false);
+  const auto x18 = b.conv("model.18", x17, w(256), 3, 2);
+  const auto x19 = b.concat("model.19", {x18, x14});
+  const auto x20 = b.c3("model.20", x19, w(512), d(3), false);
+  const auto x21 = b.conv("model.21", x20, w(512), 3, 2);
+  const auto x22 = b.concat("model.22", {x21, x10});
+  const auto x23 = b.c3("model.23", x22, w(1024), d(3), false);
   b.detect("model.24", {x17, x20, x23});
-  return std::move(b.cases);
+  return std::move(b.graph);
+}
+
+std::vector<Case> yolov5_forward(const Yolov5Variant& v, int64_t img, int64_t batch) {
+  std::vector<Case> cases;
+  for (const GraphNode& n : yolov5_graph(v, img, batch).nodes) {
+    Case c;
+    c.name = n.name;
+    c.line = n.line;
+    cases.push_back(std::move(c));
+  }
+  return cases;
 }
 
 }  // namespace parity

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cases/case_file.h"
+#include "core/shape.h"
 
 namespace parity {
 
@@ -25,7 +26,32 @@ struct Yolov5Variant {
 const Yolov5Variant& yolov5_variant(const std::string& name);
 std::vector<std::string> yolov5_variant_names();
 
+// Where an op input comes from: the image, a parameter (by its state_dict key), or the
+// output of an earlier node.
+struct Operand {
+  enum class Kind { Input, Param, Node };
+  Kind kind;
+  int node = -1;      // Node: index of the producing node (its only output)
+  std::string param;  // Param: state_dict key, e.g. model.0.conv.weight (BatchNorm folded)
+};
+
+struct GraphNode {
+  std::string name;  // PyTorch module path
+  std::string line;  // the op's canonical line
+  std::vector<Operand> inputs;  // in the order of the op's inputs
+  Shape output;
+};
+
+struct Graph {
+  Shape input;  // [batch, 3, img, img]
+  std::vector<GraphNode> nodes;  // in execution order; the last is Detect's output
+  std::vector<std::pair<std::string, Shape>> params;  // state_dict keys and shapes
+};
+
 // img must be a positive multiple of 32 (the largest stride).
+Graph yolov5_graph(const Yolov5Variant& v, int64_t img, int64_t batch);
+
+// The graph's nodes as cases (name and line).
 std::vector<Case> yolov5_forward(const Yolov5Variant& v, int64_t img, int64_t batch);
 
 // The post-processing op calls of YOLOv5's val.py on a forward's predictions [batch, 25200, 85]

@@ -39,8 +39,15 @@ DumpWriter::DumpWriter(std::string dir, DumpInfo info, bool force) : dir_(std::m
 }
 
 std::string DumpWriter::write_tensor(const std::string& stem, const DumpTensor& t) {
-  const std::string file = stem + "." + t.role + ".npy";
-  write_npy(dir_ + "/" + file, t.tensor);
+  std::string file;
+  const auto known = t.source.empty() ? output_files_.end() : output_files_.find(t.source);
+  if (known != output_files_.end()) {
+    file = known->second;
+  } else {
+    file = stem + "." + t.role + ".npy";
+    write_npy(dir_ + "/" + file, t.tensor);
+    bytes_ += int64_t(t.tensor.nbytes());
+  }
   nlohmann::json j = {{"role", t.role},
                       {"file", file},
                       {"dtype", std::string(dtype_name(t.tensor.dtype()))},
@@ -59,7 +66,10 @@ void DumpWriter::add_layer(const std::string& name, const std::string& line, dou
   const std::string stem = std::string(index) + "." + name;
   std::string ins, outs;
   for (const DumpTensor& t : inputs) ins += (ins.empty() ? "" : ",") + write_tensor(stem, t);
-  for (const DumpTensor& t : outputs) outs += (outs.empty() ? "" : ",") + write_tensor(stem, t);
+  for (const DumpTensor& t : outputs) {
+    outs += (outs.empty() ? "" : ",") + write_tensor(stem, t);
+    output_files_[name + ":" + t.role] = stem + "." + t.role + ".npy";
+  }
   nlohmann::json head = {{"index", count_}, {"name", name}, {"op", op_name_of(line)}, {"params", line}, {"time_ms", time_ms}};
   std::string obj = head.dump();
   obj.pop_back();  // reopen the object to append the tensor arrays

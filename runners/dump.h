@@ -7,6 +7,7 @@
 // "time_ms", "inputs": [tensor], "outputs": [tensor]}]}; tensor = {"role", "file", "dtype",
 // "shape", "source" (the layer output it came from, or null), "hash" ("xxh64:<16 hex>")}.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,11 @@ struct DumpInfo {
   uint64_t seed = 0;
 };
 
+// An input whose source is an output already in the dump is not written again: its entry
+// points at that output's file.
 struct DumpTensor {
   std::string role;    // "x", "w", "out0" ...
-  std::string source;  // "<layer name>:<output>" that produced it, empty when none
+  std::string source;  // "<layer name>:out<k>" that produced it, empty when none
   Tensor tensor;
 };
 
@@ -35,6 +38,7 @@ class DumpWriter {
                  const std::vector<DumpTensor>& outputs);
   void finish();  // writes manifest.json
   const std::string& dir() const { return dir_; }
+  int64_t bytes_written() const { return bytes_; }
 
  private:
   std::string write_tensor(const std::string& stem, const DumpTensor& t);
@@ -42,7 +46,8 @@ class DumpWriter {
   std::string dir_;
   DumpInfo info_;
   std::string layers_json_;  // accumulated, comma-separated layer objects
-  int64_t count_ = 0;
+  int64_t count_ = 0, bytes_ = 0;
+  std::map<std::string, std::string> output_files_;  // "<layer>:out<k>" -> file
 };
 
 // "xxh64:<16 hex digits>" of the tensor's bytes.

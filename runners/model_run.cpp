@@ -1,0 +1,254 @@
+#include "runners/model_run.h"
+
+#include <sys/statvfs.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <regex>
+
+#include "cases/yolov5.h"
+#include "core/error.h"
+#include "core/gpu.h"
+#include "core/npy.h"
+#include "core/rng.h"
+#include "kernels/backend.h"
+#include "kernels/op_line.h"
+#include "runners/dump.h"
+#include "runners/weights.h"
+
+namespace parity {
+
+namespace {
+
+constexpr double kConfThres = 0.001, kIouThres = 0.6;
+constexpr int64_t kMaxNms = 30000, kMaxDet = 300;
+
+// Runs one op on the backend, timing it and dumping it when its name matches.
+class LayerRunner {
+ public:
+  LayerRunner(const Backend& b, DumpWriter* dump, const std::string& filter)
+      : backend_(b), dump_(dump), filter_(filter.empty() ? ".*" : filter) {}
+
+  struct In {
+    Tensor t;
+    std::string source;  // "<layer>:out0" of the producing layer, or empty
+  };
+
+  Tensor run(const std::string& name, const std::string& line, const std::vector<In>& in) {
+    std::vector<Tensor> ts;
+    for (const In& i : in) ts.push_back(i.t);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<Tensor> out;
+    try {
+      out = backend_.run(line, ts);
+    } catch (Error& e) {
+      e.layer(name);
+      throw;
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    total_ms += ms;
+    ++layers;
+    if (dump_ && std::regex_search(name, filter_)) {
+      const std::vector<TensorSpec> specs = op_inputs(line);
+      std::vector<DumpTensor> din, dout;
+      for (size_t k = 0; k < in.size(); ++k) din.push_back({specs[k].name, in[k].source, in[k].t});
+      for (size_t k = 0; k < out.size(); ++k) dout.push_back({"out" + std::to_string(k), "", out[k]});
+      dump_->add_layer(name, line, ms, din, dout);
+    }
+    return out[0];
+  }
+
+  double total_ms = 0;
+  int64_t layers = 0;
+
+ private:
+  const Backend& backend_;
+  DumpWriter* dump_;
+  std::regex filter_;
+};
+
+// Columns [c0, c1) of a 2-D float32 tensor.
+Tensor columns(const Tensor& x, int64_t c0, int64_t c1) {
+  const int64_t n = x.shape()[0], w = x.shape()[1];
+  Tensor out(DType::Float32, Shape{n, c1 - c0});
+  for (int64_t r = 0; r < n; ++r) {
+    std::memcpy(out.mutable_data<float>() + r * (c1 - c0), x.data<float>() + r * w + c0, size_t(c1 - c0) * 4);
+  }
+  return out;
+}
+
+Tensor first_rows(const Tensor& t, int64_t n) {
+  std::vector<int64_t> dims = t.shape().dims();
+  const size_t row = dims[0] ? t.nbytes() / size_t(dims[0]) : 0;
+  dims[0] = n;
+  Tensor out(t.dtype(), Shape(dims));
+  if (out.nbytes()) std::memcpy(out.mutable_bytes(), t.bytes(), size_t(n) * row);
+  return out;
+}
+
+Tensor int64_column(const Tensor& pairs, int64_t col, int64_t add) {
+  const int64_t k = pairs.shape()[0];
+  Tensor out(DType::Int64, Shape{k});
+  for (int64_t r = 0; r < k; ++r) out.mutable_data<int64_t>()[r] = pairs.data<int64_t>()[r * 2 + col] + add;
+  return out;
+}
+
+// val.py's non_max_suppression for image xi of the Detect output pred [B, N, 85].
+int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const Tensor& xc, int64_t xi) {
+  const int64_t n_pred = pred.shape()[1], no = pred.shape()[2], nc = no - 5;
+  const std::string base = "nms." + std::to_string(xi);
+  Tensor img(DType::Float32, Shape{n_pred, no}), mask(DType::Bool, Shape{n_pred});
+  std::memcpy(img.mutable_bytes(), pred.bytes() + size_t(xi) * img.nbytes(), img.nbytes());
+  std::memcpy(mask.mutable_bytes(), xc.bytes() + size_t(xi * n_pred), size_t(n_pred));
+  // x = x[xc[xi]]
+  Tensor x = run.run(base + ".x", "index x=" + img.shape().str() + " mask=" + std::to_string(n_pred), {{img, ""}, {mask, "nms.xc:out0"}});
+  const int64_t n = x.shape()[0];
+  if (n == 0) return 0;
+  // x[:, 5:] *= x[:, 4:5]; box = xywh2xyxy(x[:, :4])   (float32, as torch computes them)
+  float* xp = x.mutable_data<float>();
+  Tensor box(DType::Float32, Shape{n, 4});
+  float* bp = box.mutable_data<float>();
+  for (int64_t r = 0; r < n; ++r) {
+    float* row = xp + r * no;
+    for (int64_t c = 5; c < no; ++c) row[c] = row[c] * row[4];
+    const float hw = row[2] / 2, hh = row[3] / 2;
+    bp[r * 4 + 0] = row[0] - hw, bp[r * 4 + 1] = row[1] - hh, bp[r * 4 + 2] = row[0] + hw, bp[r * 4 + 3] = row[1] + hh;
+  }
+  const std::string N = std::to_string(n), C = std::to_string(nc);
+  const std::string src_x = base + ".x:out0";
+  // i, j = (x[:, 5:] > conf_thres).nonzero(as_tuple=False).T
+  const Tensor cls = columns(x, 5, no);
+  const Tensor gt = run.run(base + ".multi_label.gt", "threshold x=" + N + "x" + C + " value=" + shortest_double(kConfThres), {{cls, ""}});
+  const Tensor ij = run.run(base + ".multi_label.nonzero", "nonzero x=" + N + "x" + C, {{gt, base + ".multi_label.gt:out0"}});
+  const int64_t k = ij.shape()[0];
+  if (k == 0) return 0;
+  const std::string K = std::to_string(k);
+  const Tensor i = int64_column(ij, 0, 0), j5 = int64_column(ij, 1, 5);
+  // torch.cat((box[i], x[i, 5 + j, None], j[:, None].float()), 1)
+  const Tensor bi = run.run(base + ".multi_label.box", "index x=" + N + "x4 idx=" + K, {{box, ""}, {i, ""}});
+  Tensor conf = run.run(base + ".multi_label.conf", "index x=" + N + "x" + std::to_string(no) + " pairs=" + K,
+                        {{x, ""}, {i, ""}, {j5, ""}});
+  Tensor jf(DType::Float32, Shape{k, 1});
+  for (int64_t r = 0; r < k; ++r) jf.mutable_data<float>()[r] = float(j5.data<int64_t>()[r] - 5);
+  Tensor conf_col(DType::Float32, Shape{k, 1});
+  std::memcpy(conf_col.mutable_bytes(), conf.bytes(), conf.nbytes());
+  Tensor det = run.run(base + ".multi_label.cat", "cat x=" + K + "x4," + K + "x1," + K + "x1 dim=1",
+                       {{bi, base + ".multi_label.box:out0"}, {conf_col, ""}, {jf, ""}});
+  // x = x[x[:, 4].argsort(descending=True)[:max_nms]]
+  Tensor conf_1d(DType::Float32, Shape{k});
+  std::memcpy(conf_1d.mutable_bytes(), columns(det, 4, 5).bytes(), conf_1d.nbytes());
+  const Tensor order = run.run(base + ".sort", "argsort x=" + K + " descending", {{conf_1d, ""}});
+  Tensor order1d(DType::Int64, Shape{std::min(k, kMaxNms)});
+  std::memcpy(order1d.mutable_bytes(), order.bytes(), order1d.nbytes());
+  const std::string M = std::to_string(order1d.numel());
+  det = run.run(base + ".sorted", "index x=" + K + "x6 idx=" + M, {{det, base + ".multi_label.cat:out0"}, {order1d, ""}});
+  // boxes + c, torchvision.ops.nms(boxes, scores, iou_thres) with c = class * max_wh
+  Tensor scores(DType::Float32, Shape{order1d.numel()}), classes(DType::Float32, Shape{order1d.numel()});
+  for (int64_t r = 0; r < order1d.numel(); ++r) {
+    scores.mutable_data<float>()[r] = det.data<float>()[r * 6 + 4];
+    classes.mutable_data<float>()[r] = det.data<float>()[r * 6 + 5];
+  }
+  const Tensor keep = run.run(base + ".nms", "nms boxes=" + M + "x4 iou=" + shortest_double(kIouThres) + " batched",
+                              {{columns(det, 0, 4), ""}, {scores, ""}, {classes, ""}});
+  // output[xi] = x[i[:max_det]]
+  const int64_t kept = std::min(keep.numel(), kMaxDet);
+  const Tensor out = run.run(base + ".output", "index x=" + M + "x6 idx=" + std::to_string(kept),
+                             {{det, base + ".sorted:out0"}, {first_rows(keep, kept), ""}});
+  return out.shape()[0];
+}
+
+int64_t free_bytes(const std::string& dir) {
+  struct statvfs s {};
+  if (::statvfs(dir.c_str(), &s) != 0) return -1;
+  return int64_t(s.f_bavail) * int64_t(s.f_frsize);
+}
+
+}  // namespace
+
+RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64_t, const std::string&)>& progress) {
+  const Yolov5Variant& variant = yolov5_variant(o.model);
+  const Graph g = yolov5_graph(variant, o.img, o.batch);
+  const Backend& be = backend(o.backend);
+  if (const std::string why = be.unavailable_reason(); !why.empty()) throw Error("backend " + o.backend + " cannot run here: " + why);
+
+  RunResult result;
+  // Every layer output once, inputs that no layer produced (image, parameters), and the
+  // post-processing, bounded by three copies of the predictions per image.
+  result.estimated_bytes = g.input.byte_size(4);
+  for (const GraphNode& n : g.nodes) result.estimated_bytes += n.output.byte_size(4);
+  for (const auto& [key, shape] : g.params) result.estimated_bytes += shape.byte_size(4);
+  if (o.postprocess) result.estimated_bytes += 3 * g.nodes.back().output.byte_size(4);
+
+  std::unique_ptr<DumpWriter> dump;
+  if (!o.dump_dir.empty()) {
+    const std::string device = o.backend == "cuda" ? gpu_status().device : "cpu";
+    dump = std::make_unique<DumpWriter>(o.dump_dir, DumpInfo{o.model, o.backend, device, o.seed}, o.force);
+    const int64_t avail = free_bytes(o.dump_dir);
+    if (avail >= 0 && avail < result.estimated_bytes) {
+      throw Error("the dump needs about " + std::to_string(result.estimated_bytes >> 20) + " MiB, the file system has " +
+                  std::to_string(avail >> 20) + " MiB free")
+          .file(o.dump_dir);
+    }
+  }
+
+  const Weights w = load_weights(variant, g, o.weights, o.seed);
+  Tensor image(DType::Float32, g.input);
+  if (o.input.empty()) {
+    RngStream(o.seed, "input:" + o.model, 0).fill_uniform(image, 0, 1);  // YOLOv5 feeds pixels / 255
+  } else {
+    image = read_npy(o.input);
+    if (image.dtype() != DType::Float32 || image.shape() != g.input) {
+      throw Error("holds " + std::string(dtype_name(image.dtype())) + " " + image.shape().str() + ", the model needs float32 " +
+                  g.input.str())
+          .file(o.input);
+    }
+  }
+
+  // A layer's output is kept until its last consumer has run.
+  std::vector<int64_t> last_use(g.nodes.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const Operand& op : g.nodes[i].inputs) {
+      if (op.kind == Operand::Kind::Node) last_use[size_t(op.node)] = int64_t(i);
+    }
+  }
+  last_use.back() = int64_t(g.nodes.size());
+  std::vector<Tensor> values(g.nodes.size());
+  LayerRunner run(be, dump.get(), o.layers);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const GraphNode& n = g.nodes[i];
+    if (progress) progress(int64_t(i), int64_t(g.nodes.size()), n.name);
+    std::vector<LayerRunner::In> in;
+    for (const Operand& op : n.inputs) {
+      switch (op.kind) {
+        case Operand::Kind::Input: in.push_back({image, ""}); break;
+        case Operand::Kind::Param: in.push_back({w.at(op.param), ""}); break;
+        case Operand::Kind::Node: in.push_back({values[size_t(op.node)], g.nodes[size_t(op.node)].name + ":out0"}); break;
+      }
+    }
+    values[i] = run.run(n.name, n.line, in);
+    for (const Operand& op : n.inputs) {
+      if (op.kind == Operand::Kind::Node && last_use[size_t(op.node)] == int64_t(i)) values[size_t(op.node)] = Tensor();
+    }
+  }
+
+  if (o.postprocess) {
+    const Tensor& pred = values.back();  // [B, N, 85]
+    const int64_t B = pred.shape()[0], N = pred.shape()[1], no = pred.shape()[2];
+    if (progress) progress(int64_t(g.nodes.size()), int64_t(g.nodes.size()), "nms");
+    Tensor obj(DType::Float32, Shape{B, N});
+    for (int64_t r = 0; r < B * N; ++r) obj.mutable_data<float>()[r] = pred.data<float>()[r * no + 4];
+    // xc = prediction[..., 4] > conf_thres
+    const Tensor xc = run.run("nms.xc", "threshold x=" + obj.shape().str() + " value=" + shortest_double(kConfThres), {{obj, ""}});
+    for (int64_t xi = 0; xi < B; ++xi) result.detections.push_back(postprocess_image(run, pred, xc, xi));
+  }
+  result.layers = run.layers;
+  result.total_ms = run.total_ms;
+  if (dump) {
+    dump->finish();
+    result.dump_bytes = dump->bytes_written();
+  }
+  return result;
+}
+
+}  // namespace parity
