@@ -173,12 +173,14 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
   if (const std::string why = be.unavailable_reason(); !why.empty()) throw Error("backend " + o.backend + " cannot run here: " + why);
 
   RunResult result;
-  // Every layer output once, inputs that no layer produced (image, parameters), and the
-  // post-processing, bounded by three copies of the predictions per image.
+  // Every layer output once, inputs that no layer produced (image, parameters), and for the
+  // post-processing six copies of the predictions (its inputs and outputs are slices and
+  // selections of them; a run with far more class pairs than usual can exceed this, and then
+  // an out-of-space error still leaves the dump without a manifest, never torn).
   result.estimated_bytes = g.input.byte_size(4);
   for (const GraphNode& n : g.nodes) result.estimated_bytes += n.output.byte_size(4);
   for (const auto& [key, shape] : g.params) result.estimated_bytes += shape.byte_size(4);
-  if (o.postprocess) result.estimated_bytes += 3 * g.nodes.back().output.byte_size(4);
+  if (o.postprocess) result.estimated_bytes += 6 * g.nodes.back().output.byte_size(4);
 
   std::unique_ptr<DumpWriter> dump;
   if (!o.dump_dir.empty()) {
