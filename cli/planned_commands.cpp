@@ -11,10 +11,8 @@ struct Planned {
   const char* description;
 };
 
-// Kept in the order a user meets them: compare, bisect, golden.
+// Kept in the order a user meets them.
 constexpr Planned kPlanned[] = {
-    {"compare", "Compare two dumps layer by layer under a tolerance policy (parity compare A B)"},
-    {"bisect", "Name the first layer where two dumps diverge (parity bisect A B)"},
     {"golden", "Check a backend against the golden packs, or regenerate them (parity golden check)"},
 };
 }  // namespace

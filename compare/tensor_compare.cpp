@@ -26,7 +26,7 @@ const char* state_name(State s) {
 std::string Tolerance::str() const {
   if (exact()) return "exact";
   std::string s = "atol " + shortest_double(atol) + " rtol " + shortest_double(rtol);
-  if (bound.defined()) s += " + per-element bound";
+  if (bound) s += " + per-element bound";
   return s;
 }
 
@@ -66,11 +66,12 @@ template <typename T> int64_t ulp_distance(T a, T b) {
 
 struct Partial {
   int64_t finite = 0, bad = 0, worst = -1, max_ulp = 0, special_mismatch = -1;
-  double max_abs = 0, sum_abs = 0, sum_sq = 0, max_rel = 0, dot = 0, na = 0, nb = 0, worst_excess = -1;
+  double max_abs = 0, sum_abs = 0, sum_sq = 0, max_rel = 0, dot = 0, na = 0, nb = 0;
+  double worst_excess = -std::numeric_limits<double>::infinity(), worst_allowed = 0;
   bool nonzero = false;
 };
 
-template <typename T> Partial float_chunk(const T* a, const T* b, const double* bound, const Tolerance& tol, int64_t lo, int64_t hi) {
+template <typename T> Partial float_chunk(const T* a, const T* b, const Tolerance& tol, int64_t lo, int64_t hi) {
   Partial p;
   for (int64_t i = lo; i < hi; ++i) {
     double x, y;
@@ -97,11 +98,10 @@ template <typename T> Partial float_chunk(const T* a, const T* b, const double* 
     if (x != 0) p.max_rel = std::max(p.max_rel, d / std::fabs(x));
     p.dot += x * y, p.na += x * x, p.nb += y * y;
     p.max_ulp = std::max(p.max_ulp, ulp_distance(a[i], b[i]));
-    const double allowed = tol.atol + tol.rtol * std::fabs(x) + (bound ? bound[i] : 0.0);
-    if (d > allowed) {
-      ++p.bad;
-      if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i;
-    }
+    double allowed = tol.atol + tol.rtol * std::fabs(x);
+    if (d > allowed && tol.bound) allowed += tol.bound(i);
+    if (d > allowed) ++p.bad;
+    if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i, p.worst_allowed = allowed;
   }
   return p;
 }
@@ -110,12 +110,11 @@ TensorDiff compare_floats(const Tensor& a, const Tensor& b, const Tolerance& tol
   TensorDiff r;
   r.count = a.numel();
   std::vector<Partial> parts(size_t(chunk_count(r.count, kChunk)));
-  const double* bound = tol.bound.defined() ? tol.bound.data<double>() : nullptr;
   visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half>) {
       const T *pa = a.data<T>(), *pb = b.data<T>();
-      parallel_for(r.count, kChunk, [&](int64_t lo, int64_t hi) { parts[size_t(lo / kChunk)] = float_chunk(pa, pb, bound, tol, lo, hi); });
+      parallel_for(r.count, kChunk, [&](int64_t lo, int64_t hi) { parts[size_t(lo / kChunk)] = float_chunk(pa, pb, tol, lo, hi); });
     }
   });
   Partial t;
@@ -126,13 +125,14 @@ TensorDiff compare_floats(const Tensor& a, const Tensor& b, const Tolerance& tol
     t.max_ulp = std::max(t.max_ulp, p.max_ulp);
     t.nonzero = t.nonzero || p.nonzero;
     if (t.special_mismatch < 0) t.special_mismatch = p.special_mismatch;
-    if (p.worst_excess > t.worst_excess) t.worst_excess = p.worst_excess, t.worst = p.worst;
+    if (p.worst_excess > t.worst_excess) t.worst_excess = p.worst_excess, t.worst = p.worst, t.worst_allowed = p.worst_allowed;
   }
   r.max_abs = t.max_abs, r.max_rel = t.max_rel, r.max_ulp = t.max_ulp, r.bad = t.bad;
   r.mean_abs = t.finite ? t.sum_abs / double(t.finite) : 0;
   r.rmse = t.finite ? std::sqrt(t.sum_sq / double(t.finite)) : 0;
   r.cosine = (t.na == 0 && t.nb == 0) ? 1.0 : (t.na == 0 || t.nb == 0) ? 0.0 : t.dot / std::sqrt(t.na * t.nb);
   r.worst_index = t.worst;
+  r.worst_allowed = t.worst_allowed;
   if (t.worst >= 0) r.worst_a = element_as_double(a, t.worst), r.worst_b = element_as_double(b, t.worst);
   if (t.special_mismatch >= 0) {
     r.state = State::Failed;

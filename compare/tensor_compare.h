@@ -3,10 +3,11 @@
 //
 // Structure first: dtype, shape and element count must match, else the state is FAILED and
 // `structural` is set. Floats: NaN and Inf positions must match, then every element must hold
-// |a - b| <= atol + rtol * |a| + bound[i]. Integers and bools: exact. A result whose expected
+// |a - b| <= atol + rtol * |a| + bound(i). Integers and bools: exact. A result whose expected
 // side is degenerate (no elements, all zeros, all false) and that otherwise agrees is
 // MISTRUSTED: it proves little about the kernel.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/tensor.h"
@@ -18,8 +19,10 @@ const char* state_name(State s);  // "PASSED", ...
 
 struct Tolerance {
   double atol = 0, rtol = 0;
-  Tensor bound;  // optional float64 per-element absolute bound, same shape (conv2d)
-  bool exact() const { return atol == 0 && rtol == 0 && !bound.defined(); }
+  // Optional extra absolute allowance for element i (conv2d's reduction bound). Evaluated only
+  // for elements that exceed atol + rtol * |a|, so it may be costly; must be thread-safe.
+  std::function<double(int64_t)> bound;
+  bool exact() const { return atol == 0 && rtol == 0 && !bound; }
   std::string str() const;  // "atol 1e-05 rtol 1.3e-06 + per-element bound"
 };
 
@@ -35,6 +38,7 @@ struct TensorDiff {
   // the largest excess over its tolerance, or the first mismatch for exact types.
   int64_t bad = 0, worst_index = -1;
   double worst_a = 0, worst_b = 0;
+  double worst_allowed = 0;  // the tolerance at the worst element (floats)
 };
 
 TensorDiff compare_tensors(const Tensor& a, const Tensor& b, const Tolerance& tol);

@@ -2,10 +2,12 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/gpu.h"
+#include "kernels/faulty/faulty.h"
 #include "kernels/registry.h"
 
 namespace parity {
@@ -94,6 +96,15 @@ const OpEntry& op_entry(std::string_view op) {
 const Backend& backend(std::string_view name) {
   const auto& b = backends();
   const auto it = b.find(name);
+  if (it == b.end() && name.rfind("faulty:", 0) == 0) {
+    // Made on first use and kept: its call counter must survive between ops of one run.
+    static std::mutex mutex;
+    static std::map<std::string, std::unique_ptr<Backend>, std::less<>> faulty;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto f = faulty.find(name);
+    if (f == faulty.end()) f = faulty.emplace(std::string(name), make_faulty_backend(std::string(name))).first;
+    return *f->second;
+  }
   if (it == b.end()) {
     std::string known;
     for (const std::string& n : backend_names()) known += (known.empty() ? "" : " ") + n;
@@ -102,7 +113,7 @@ const Backend& backend(std::string_view name) {
   return *it->second;
 }
 
-std::vector<std::string> backend_names() { return {"ref", "aten", "cuda"}; }
+std::vector<std::string> backend_names() { return {"ref", "aten", "cuda", "faulty:<defect>[:<n>]"}; }
 
 std::vector<std::string> op_names() {
   std::vector<std::string> names;

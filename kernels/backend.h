@@ -2,7 +2,9 @@
 // Backends and the op registry: a caller runs any op by its one-line form on any backend,
 //   backend("ref").run("conv2d x=1x3x8x8 w=4x3x3x3 bias pad=1", {x, w, b})
 // Backends: `ref` (the CPU reference), `aten` (the same op through LibTorch), `cuda` (the
-// project's kernels: listed always, usable when built with CUDA and a GPU is present).
+// project's kernels: listed always, usable when built with CUDA and a GPU is present), and
+// `faulty:<defect>[:<n>]`, the reference with a planted defect for testing the harness
+// (kernels/faulty/faulty.h).
 #include <functional>
 #include <string>
 #include <string_view>

@@ -1,0 +1,38 @@
+#pragma once
+// Reading a dump (runners/dump.h): manifest.json and the .npy files it lists. A folder without
+// a manifest is an incomplete dump and is refused; so is a manifest naming a missing file.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace parity {
+
+struct DumpTensorInfo {
+  std::string role, file, dtype, source, hash;
+  std::vector<int64_t> shape;
+};
+
+struct DumpLayer {
+  int64_t index = 0;
+  std::string name, op, params;
+  double time_ms = 0;
+  std::vector<DumpTensorInfo> inputs, outputs;
+};
+
+struct Dump {
+  std::string dir, model, backend, device, tool_version;
+  uint64_t seed = 0;
+  std::vector<DumpLayer> layers;
+
+  // Memory-maps (or reads, when small) one tensor of the dump; checks dtype and shape against
+  // the manifest. Throws parity::Error naming the file.
+  Tensor load(const DumpTensorInfo& t) const;
+};
+
+// Throws parity::Error naming the folder or file: no manifest (incomplete dump), malformed
+// manifest, unknown format or version, a listed file missing.
+Dump read_dump(const std::string& dir);
+
+}  // namespace parity

@@ -1,0 +1,206 @@
+#include "compare/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.h"
+
+namespace parity {
+
+namespace {
+
+struct Row {
+  std::string state, max_abs, mean_abs, max_rel, cosine, ulp, pct, worst, name, note;
+};
+
+std::string g3(double v) { return fmt::format("{:.3g}", v); }
+
+Row row_of(const LayerReport& l) {
+  Row r;
+  r.state = state_name(l.state);
+  if (l.origin) r.state += "*";
+  r.name = l.name;
+  if (const TensorDiff* w = l.worst()) {
+    r.max_abs = g3(w->max_abs), r.mean_abs = g3(w->mean_abs), r.max_rel = g3(w->max_rel), r.cosine = fmt::format("{:.6f}", w->cosine);
+    r.ulp = std::to_string(w->max_ulp);
+    r.pct = w->count ? fmt::format("{:.3g}", 100.0 * double(w->bad) / double(w->count)) : "0";
+    r.worst = w->worst_index >= 0 ? std::to_string(w->worst_index) : "-";
+  } else {
+    r.max_abs = r.mean_abs = r.max_rel = r.cosine = r.ulp = r.pct = r.worst = "-";
+  }
+  if (l.origin) {
+    r.note = "origin: inputs agree, outputs differ. " + l.reason;
+  } else if (!l.propagated_from.empty()) {
+    r.note = "propagated from " + l.propagated_from;
+  } else {
+    r.note = l.reason;
+  }
+  return r;
+}
+
+std::string escape_html(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '<') o += "&lt;";
+    else if (c == '>') o += "&gt;";
+    else if (c == '&') o += "&amp;";
+    else if (c == '"') o += "&quot;";
+    else o += c;
+  }
+  return o;
+}
+
+nlohmann::json diff_json(const TensorReport& t) {
+  const TensorDiff& d = t.diff;
+  return {{"role", t.role}, {"identical", t.identical}, {"state", state_name(d.state)}, {"reason", d.reason},
+          {"count", d.count}, {"max_abs", d.max_abs}, {"mean_abs", d.mean_abs}, {"max_rel", d.max_rel},
+          {"rmse", d.rmse}, {"cosine", d.cosine}, {"max_ulp", d.max_ulp}, {"out_of_tolerance", d.bad},
+          {"worst_index", d.worst_index}, {"worst_a", d.worst_a}, {"worst_b", d.worst_b}, {"tolerance_at_worst", d.worst_allowed}};
+}
+
+}  // namespace
+
+std::string summary_line(const CompareResult& r) {
+  std::string s = fmt::format("{} layers: {} passed, {} failed ({} structural), {} mistrusted", r.layers.size(), r.passed,
+                              r.failed, r.structural, r.mistrusted);
+  if (r.origin >= 0) {
+    int64_t propagated = 0;
+    for (const LayerReport& l : r.layers) propagated += !l.propagated_from.empty();
+    s += fmt::format("; first divergence at {} ({} later layers propagated)", r.layers[size_t(r.origin)].name, propagated);
+  }
+  return s;
+}
+
+void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& h, bool colour, bool all_tensors) {
+  out << "A: " << h.a << "\nB: " << h.b << "\n";
+  std::vector<Row> rows = {{"state", "max abs", "mean abs", "max rel", "cosine", "ULP", "% out", "worst", "layer", ""}};
+  std::vector<const LayerReport*> layer_of = {nullptr};
+  for (const LayerReport& l : r.layers) {
+    rows.push_back(row_of(l));
+    layer_of.push_back(&l);
+    if (all_tensors && l.outputs.size() > 1) {
+      for (const TensorReport& t : l.outputs) {
+        LayerReport one = l;
+        one.outputs = {t};
+        one.origin = false, one.propagated_from.clear(), one.state = t.diff.state, one.reason = t.diff.reason;
+        Row tr = row_of(one);
+        tr.name = "  " + l.name + ":" + t.role;
+        rows.push_back(tr);
+        layer_of.push_back(nullptr);
+      }
+    }
+  }
+  size_t w[9] = {};
+  for (const Row& x : rows) {
+    const std::string* f[9] = {&x.state, &x.max_abs, &x.mean_abs, &x.max_rel, &x.cosine, &x.ulp, &x.pct, &x.worst, &x.name};
+    for (int k = 0; k < 9; ++k) w[k] = std::max(w[k], f[k]->size());
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& x = rows[i];
+    std::string state = fmt::format("{:<{}}", x.state, w[0]);
+    if (colour && i > 0) {
+      const char* c = x.state.rfind("PASSED", 0) == 0 ? "\033[32m" : x.state.rfind("FAILED", 0) == 0 ? "\033[31m" : "\033[33m";
+      state = c + state + "\033[0m";
+    }
+    out << state << "  "
+        << fmt::format("{:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:<{}}", x.max_abs, w[1], x.mean_abs, w[2],
+                       x.max_rel, w[3], x.cosine, w[4], x.ulp, w[5], x.pct, w[6], x.worst, w[7], x.name, w[8]);
+    if (!x.note.empty() && (layer_of[i] == nullptr || layer_of[i]->state != State::Passed || layer_of[i]->explained))
+      out << "  " << x.note;
+    out << "\n";
+  }
+  out << summary_line(r) << "\n";
+}
+
+void write_json(const std::string& path, const CompareResult& r, const ReportHeader& h) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerReport& l : r.layers) {
+    nlohmann::json outs = nlohmann::json::array();
+    for (const TensorReport& t : l.outputs) outs.push_back(diff_json(t));
+    layers.push_back({{"index", l.index}, {"name", l.name}, {"op", l.op}, {"params", l.params}, {"state", state_name(l.state)},
+                      {"structural", l.structural}, {"explained", l.explained}, {"reason", l.reason},
+                      {"inputs_agree", l.inputs_agree}, {"inputs_reason", l.inputs_reason}, {"origin", l.origin},
+                      {"propagated_from", l.propagated_from}, {"outputs", outs}});
+  }
+  const nlohmann::json j = {{"a", h.a}, {"b", h.b}, {"summary", summary_line(r)}, {"passed", r.passed}, {"failed", r.failed},
+                            {"structural", r.structural}, {"mistrusted", r.mistrusted},
+                            {"origin", r.origin >= 0 ? nlohmann::json(r.layers[size_t(r.origin)].name) : nlohmann::json(nullptr)},
+                            {"layers", layers}};
+  write_file_atomically(path, j.dump(2) + "\n");
+}
+
+void write_csv(const std::string& path, const CompareResult& r) {
+  std::string s = "index,layer,op,output,state,max_abs,mean_abs,max_rel,rmse,cosine,max_ulp,out_of_tolerance,count,worst_index,origin,propagated_from\n";
+  for (const LayerReport& l : r.layers) {
+    for (const TensorReport& t : l.outputs) {
+      const TensorDiff& d = t.diff;
+      s += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{}\n", l.index, l.name, l.op, t.role,
+                       state_name(d.state), d.max_abs, d.mean_abs, d.max_rel, d.rmse, d.cosine, d.max_ulp, d.bad, d.count,
+                       d.worst_index, l.origin ? 1 : 0, l.propagated_from);
+    }
+  }
+  write_file_atomically(path, s);
+}
+
+void write_html(const std::string& path, const CompareResult& r, const ReportHeader& h) {
+  // The plot: per layer, the worst output's max abs error (dots) and the tolerance at its worst
+  // element (line), log scale; zero errors sit on the floor.
+  const double floor_v = 1e-12;
+  double lo = 1e-9, hi = 1e-3;
+  for (const LayerReport& l : r.layers) {
+    if (const TensorDiff* w = l.worst()) {
+      for (double v : {w->max_abs, w->worst_allowed}) {
+        if (v > floor_v) lo = std::min(lo, v), hi = std::max(hi, v);
+      }
+    }
+  }
+  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
+  const int W = 1000, H = 320, L = 60, B = 30;
+  const size_t n = std::max<size_t>(r.layers.size(), 1);
+  auto x_of = [&](size_t i) { return L + double(i) * double(W - L - 10) / double(n); };
+  auto y_of = [&](double v) { return double(H - B) - (std::log10(std::max(v, std::pow(10.0, l0))) - l0) / (l1 - l0) * double(H - B - 10); };
+  std::string svg = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-size='11'>", W, H);
+  for (double e = l0; e <= l1; e += 1) {
+    svg += fmt::format("<line x1='{}' x2='{}' y1='{:.1f}' y2='{:.1f}' stroke='#ddd'/><text x='5' y='{:.1f}'>1e{}</text>", L, W - 10,
+                       y_of(std::pow(10.0, e)), y_of(std::pow(10.0, e)), y_of(std::pow(10.0, e)) + 4, int(e));
+  }
+  std::string tol_path;
+  for (size_t i = 0; i < r.layers.size(); ++i) {
+    const LayerReport& l = r.layers[i];
+    const TensorDiff* w = l.worst();
+    if (!w) continue;
+    if (w->worst_allowed > 0) tol_path += fmt::format("{}{:.1f},{:.1f} ", tol_path.empty() ? "M" : "L", x_of(i), y_of(w->worst_allowed));
+    const char* colour = l.state == State::Failed ? (l.origin ? "#c00" : "#f88") : l.state == State::Mistrusted ? "#d90" : "#393";
+    svg += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='{}' fill='{}'><title>{} {}: max abs {:.3g}, tolerance {:.3g}</title></circle>",
+                       x_of(i), y_of(std::max(w->max_abs, floor_v)), l.origin ? 5 : 3, colour, i, escape_html(l.name), w->max_abs,
+                       w->worst_allowed);
+  }
+  if (!tol_path.empty()) svg += "<path d='" + tol_path + "' fill='none' stroke='#36c' stroke-width='1'/>";
+  svg += fmt::format("<text x='{}' y='{}'>layer index</text><text x='{}' y='12' fill='#36c'>tolerance at the worst element</text>"
+                     "<text x='{}' y='26'>max abs error (red: failed, larger: origin)</text></svg>",
+                     W / 2, H - 5, W - 330, W - 330);
+  std::string table = "<table><tr><th>#</th><th>state</th><th>layer</th><th>op</th><th>max abs</th><th>mean abs</th><th>max rel</th>"
+                      "<th>cosine</th><th>ULP</th><th>% out</th><th>note</th></tr>\n";
+  for (size_t i = 0; i < r.layers.size(); ++i) {
+    const Row x = row_of(r.layers[i]);
+    const char* cls = r.layers[i].state == State::Failed ? "f" : r.layers[i].state == State::Mistrusted ? "m" : "p";
+    table += fmt::format("<tr class='{}'><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                         "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                         cls, i, x.state, escape_html(x.name), escape_html(r.layers[i].op), x.max_abs, x.mean_abs, x.max_rel, x.cosine,
+                         x.ulp, x.pct, escape_html(r.layers[i].state == State::Passed && !r.layers[i].explained ? "" : x.note));
+  }
+  table += "</table>";
+  const std::string page =
+      "<!DOCTYPE html><html><head><meta charset='utf-8'><title>parity compare</title><style>"
+      "body{font-family:sans-serif;margin:20px}table{border-collapse:collapse;font-size:12px}"
+      "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:nth-child(3),td:nth-child(11){text-align:left}"
+      "tr.f{background:#fdd}tr.m{background:#ffe9b3}</style></head><body>"
+      "<h2>parity compare</h2><p>A: " + escape_html(h.a) + "<br>B: " + escape_html(h.b) + "</p><p><b>" +
+      escape_html(summary_line(r)) + "</b></p>" + svg + table + "</body></html>\n";
+  write_file_atomically(path, page);
+}
+
+}  // namespace parity

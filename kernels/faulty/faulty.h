@@ -1,0 +1,23 @@
+#pragma once
+// faulty:<defect>[:<n>] — a test backend: the reference with one planted defect, so tests can
+// check that compare catches it and bisect points at exactly the layer that holds it. The
+// defect strikes the n-th call (default 1, counted per process) that it applies to; every
+// other call is the reference's.
+//   pad           conv2d with padding: reads the input one row too high (padding off by one)
+//   bias          conv2d with bias: output channel OC/2 gets bias + 0.05
+//   silu16        silu: computed in float16
+//   nan           silu: output element 0 is NaN
+//   nonzero_swap  nonzero with 2+ rows: rows 0 and 1 swapped
+//   nms_tie       nms: the first two kept boxes of equal score in swapped order
+//   cat_offset    cat of 2+ inputs: the second input written one element late
+#include <memory>
+#include <string>
+
+#include "kernels/backend.h"
+
+namespace parity {
+
+// Throws parity::Error for an unknown defect.
+std::unique_ptr<Backend> make_faulty_backend(const std::string& name);
+
+}  // namespace parity
