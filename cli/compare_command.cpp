@@ -43,8 +43,10 @@ CompareResult run_compare(const Options& o, const Dump& a, const Dump& b) {
   return compare_dumps(a, b, co);
 }
 
+// A structural difference downstream of a numeric origin (a different count of candidates)
+// is part of that divergence: exit 2 is for structure that differs on its own.
 int exit_code(const CompareResult& r) {
-  if (r.structural) return kStructuralMismatch;
+  if (r.structural_origins) return kStructuralMismatch;
   return r.failed ? kNumericMismatch : kPassed;
 }
 
@@ -77,6 +79,7 @@ void rerun(const Dump& a, const std::string& layer, const std::string& backend_n
 }
 
 int bisect(const Options& o) {
+  if (!o.rerun.empty()) backend(o.rerun);  // an unknown name is a usage error, divergence or not
   const Dump a = read_dump(o.a), b = read_dump(o.b);
   const CompareResult r = run_compare(o, a, b);
   if (r.origin < 0) {

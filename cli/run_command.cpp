@@ -14,7 +14,6 @@ namespace {
 
 int run(const RunOptions& o) {
   const bool tty = ::isatty(2);
-  if (!o.dump_dir.empty()) std::cerr << fmt::format("parity run: dumping {} on {} into {}\n", o.model, o.backend, o.dump_dir);
   const RunResult r = run_model(o, [&](int64_t i, int64_t n, const std::string& name) {
     if (tty) std::cerr << fmt::format("\r[{}/{}] {:<40}", std::min(i + 1, n), n, name) << std::flush;
   });

@@ -108,8 +108,7 @@ void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& 
     out << state << "  "
         << fmt::format("{:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:<{}}", x.max_abs, w[1], x.mean_abs, w[2],
                        x.max_rel, w[3], x.cosine, w[4], x.ulp, w[5], x.pct, w[6], x.worst, w[7], x.name, w[8]);
-    if (!x.note.empty() && (layer_of[i] == nullptr || layer_of[i]->state != State::Passed || layer_of[i]->explained))
-      out << "  " << x.note;
+    if (!x.note.empty()) out << "  " << x.note;
     out << "\n";
   }
   out << summary_line(r) << "\n";

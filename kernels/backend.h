@@ -55,6 +55,8 @@ class Backend {
   virtual bool supports(std::string_view op) const = 0;
   // Throws parity::Error for an unknown op, bad parameters, bad inputs or an unusable backend.
   virtual std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const = 0;
+  // A model run starts: backends that count calls (faulty) start counting again.
+  virtual void begin_run() const {}
 };
 
 // Throws parity::Error listing the known names.

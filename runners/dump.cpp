@@ -40,9 +40,10 @@ DumpWriter::DumpWriter(std::string dir, DumpInfo info, bool force) : dir_(std::m
 
 std::string DumpWriter::write_tensor(const std::string& stem, const DumpTensor& t) {
   std::string file;
+  const std::string hash = content_hash(t.tensor);
   const auto known = t.source.empty() ? output_files_.end() : output_files_.find(t.source);
-  if (known != output_files_.end()) {
-    file = known->second;
+  if (known != output_files_.end() && known->second.second == hash) {
+    file = known->second.first;
   } else {
     file = stem + "." + t.role + ".npy";
     write_npy(dir_ + "/" + file, t.tensor);
@@ -53,7 +54,7 @@ std::string DumpWriter::write_tensor(const std::string& stem, const DumpTensor& 
                       {"dtype", std::string(dtype_name(t.tensor.dtype()))},
                       {"shape", t.tensor.shape().dims()},
                       {"source", t.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.source)},
-                      {"hash", content_hash(t.tensor)}};
+                      {"hash", hash}};
   return j.dump();
 }
 
@@ -68,7 +69,7 @@ void DumpWriter::add_layer(const std::string& name, const std::string& line, dou
   for (const DumpTensor& t : inputs) ins += (ins.empty() ? "" : ",") + write_tensor(stem, t);
   for (const DumpTensor& t : outputs) {
     outs += (outs.empty() ? "" : ",") + write_tensor(stem, t);
-    output_files_[name + ":" + t.role] = stem + "." + t.role + ".npy";
+    output_files_[name + ":" + t.role] = {stem + "." + t.role + ".npy", content_hash(t.tensor)};
   }
   nlohmann::json head = {{"index", count_}, {"name", name}, {"op", op_name_of(line)}, {"params", line}, {"time_ms", time_ms}};
   std::string obj = head.dump();

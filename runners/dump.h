@@ -47,7 +47,9 @@ class DumpWriter {
   DumpInfo info_;
   std::string layers_json_;  // accumulated, comma-separated layer objects
   int64_t count_ = 0, bytes_ = 0;
-  std::map<std::string, std::string> output_files_;  // "<layer>:out<k>" -> file
+  // "<layer>:out<k>" -> (file, content hash): an input naming it as source reuses the file only
+  // when its content is the same (a slice of an output is written on its own).
+  std::map<std::string, std::pair<std::string, std::string>> output_files_;
 };
 
 // "xxh64:<16 hex digits>" of the tensor's bytes.

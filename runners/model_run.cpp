@@ -102,7 +102,7 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const Tensor& xc
   std::memcpy(img.mutable_bytes(), pred.bytes() + size_t(xi) * img.nbytes(), img.nbytes());
   std::memcpy(mask.mutable_bytes(), xc.bytes() + size_t(xi * n_pred), size_t(n_pred));
   // x = x[xc[xi]]
-  Tensor x = run.run(base + ".x", "index x=" + img.shape().str() + " mask=" + std::to_string(n_pred), {{img, ""}, {mask, "nms.xc:out0"}});
+  Tensor x = run.run(base + ".x", "index x=" + img.shape().str() + " mask=" + std::to_string(n_pred), {{img, ""}, {mask, ""}});
   const int64_t n = x.shape()[0];
   if (n == 0) return 0;
   // x[:, 5:] *= x[:, 4:5]; box = xywh2xyxy(x[:, :4])   (float32, as torch computes them)
@@ -216,6 +216,7 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
   }
   last_use.back() = int64_t(g.nodes.size());
   std::vector<Tensor> values(g.nodes.size());
+  be.begin_run();
   LayerRunner run(be, dump.get(), o.layers);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const GraphNode& n = g.nodes[i];

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <mutex>
 
 #include "core/error.h"
 #include "core/npy.h"
@@ -56,6 +57,16 @@ Weights checked(const Graph& g, std::map<std::string, Tensor> found, const std::
 }  // namespace
 
 Weights seeded_weights(const Yolov5Variant& v, uint64_t seed) {
+  // The calibration costs a reference forward at 320x320: done once per process and model.
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, uint64_t>, Weights> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& cached = cache[{v.name, seed}];
+  if (cached.empty()) cached = calibrated_weights(v, seed);
+  return cached;
+}
+
+Weights calibrated_weights(const Yolov5Variant& v, uint64_t seed) {
   // Calibrated on one fixed batch-1 image size: the same parameters for every run size.
   const Graph g = yolov5_graph(v, kCalibrationImage, 1);
   Weights w;

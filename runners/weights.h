@@ -18,7 +18,10 @@ using Weights = std::map<std::string, Tensor>;
 // scaled so its output has standard deviation 1 (LSUV-style), and finally the Detect biases YOLOv5's _initialize_biases() adds (objectness
 // log(8 / (640 / stride)^2), classes log(0.6 / (nc - 0.99))), so that confidences, and the
 // candidate counts the post-processing sees, look like a model's.
+// Cached per process: the returned tensors share storage between calls, so callers must not
+// write into them.
 Weights seeded_weights(const Yolov5Variant& v, uint64_t seed);
+Weights calibrated_weights(const Yolov5Variant& v, uint64_t seed);  // the uncached computation
 
 // `source`: empty for seeded weights; a folder of <key>.npy files; or a TorchScript archive
 // (read through LibTorch, parameters and buffers by name). Every parameter of the graph must be

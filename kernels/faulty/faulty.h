@@ -1,8 +1,8 @@
 #pragma once
 // faulty:<defect>[:<n>] — a test backend: the reference with one planted defect, so tests can
 // check that compare catches it and bisect points at exactly the layer that holds it. The
-// defect strikes the n-th call (default 1, counted per process) that it applies to; every
-// other call is the reference's.
+// defect strikes the n-th call (default 1, counted from the start of a model run, or of the
+// process) that it applies to; every other call is the reference's.
 //   pad           conv2d with padding: reads the input one row too high (padding off by one)
 //   bias          conv2d with bias: output channel OC/2 gets bias + 0.05
 //   silu16        silu: computed in float16
