@@ -158,5 +158,16 @@ TEST(NumpyInterop, InspectMatchesNumpyStatistics) {
   EXPECT_TRUE(j["mapped"].get<bool>());
 }
 
+// Every file of a dump written by `parity run` loads in numpy as its manifest describes it.
+TEST(NumpyInterop, EveryDumpFileLoadsInNumpy) {
+  SKIP_WITHOUT_NUMPY();
+  test::TempDir dir;
+  const auto r = test::run_parity({"run", "yolov5n", "--img", "192", "--dump", dir.file("d")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto c = test::run_numpy_script("check_dump.py", {dir.file("d")});
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("157 layers"), std::string::npos) << c.out;
+}
+
 }  // namespace
 }  // namespace parity
