@@ -1,7 +1,9 @@
 // Every op parity knows, in the order YOLOv5 meets them.
 #include "kernels/registry.h"
 
+#include "core/error.h"
 #include "kernels/add/add.h"
+#include "kernels/aten_plugin.h"
 #include "kernels/argsort/argsort.h"
 #include "kernels/cat/cat.h"
 #include "kernels/conv2d/conv2d.h"
@@ -18,24 +20,36 @@
 
 namespace parity {
 
+namespace {
+// The aten implementation of `op`, from the plugin, which is loaded on the first aten call.
+OpFn aten_op(const char* op) {
+  return [op = std::string(op)](std::string_view line, const std::vector<Tensor>& inputs) {
+    static const auto* ops = reinterpret_cast<AtenOpsFn>(aten_plugin_symbol("parity_aten_ops"))();
+    const auto it = ops->find(op);
+    if (it == ops->end()) throw Error("the aten plugin has no " + op);
+    return it->second(line, inputs);
+  };
+}
+}  // namespace
+
 const std::vector<OpEntry>& op_table() {
   static const std::vector<OpEntry> table = {
       // The network.
-      op_entry_for<Conv2dParams>(conv2d_op(conv2d_ref), conv2d_op(conv2d_aten)),
-      op_entry_for<SiluParams>(unary_op(silu_ref), unary_op(silu_aten)),
-      op_entry_for<AddParams>(binary_op(add_ref), binary_op(add_aten)),
-      op_entry_for<CatParams>(cat_op(cat_ref), cat_op(cat_aten)),
-      op_entry_for<Maxpool2dParams>(unary_op(maxpool2d_ref), unary_op(maxpool2d_aten)),
-      op_entry_for<UpsampleNearest2dParams>(unary_op(upsample_nearest2d_ref), unary_op(upsample_nearest2d_aten)),
-      op_entry_for<SigmoidParams>(unary_op(sigmoid_ref), unary_op(sigmoid_aten)),
-      op_entry_for<DetectDecodeParams>(unary_op(detect_decode_ref), unary_op(detect_decode_aten)),
+      op_entry_for<Conv2dParams>(conv2d_op(conv2d_ref), aten_op(Conv2dParams::kName)),
+      op_entry_for<SiluParams>(unary_op(silu_ref), aten_op(SiluParams::kName)),
+      op_entry_for<AddParams>(binary_op(add_ref), aten_op(AddParams::kName)),
+      op_entry_for<CatParams>(cat_op(cat_ref), aten_op(CatParams::kName)),
+      op_entry_for<Maxpool2dParams>(unary_op(maxpool2d_ref), aten_op(Maxpool2dParams::kName)),
+      op_entry_for<UpsampleNearest2dParams>(unary_op(upsample_nearest2d_ref), aten_op(UpsampleNearest2dParams::kName)),
+      op_entry_for<SigmoidParams>(unary_op(sigmoid_ref), aten_op(SigmoidParams::kName)),
+      op_entry_for<DetectDecodeParams>(unary_op(detect_decode_ref), aten_op(DetectDecodeParams::kName)),
       // val.py's post-processing.
-      op_entry_for<ThresholdParams>(unary_op(threshold_ref), unary_op(threshold_aten)),
-      op_entry_for<NonzeroParams>(unary_op(nonzero_ref), unary_op(nonzero_aten)),
-      op_entry_for<IndexParams>(index_op(index_ref), index_op(index_aten)),
-      op_entry_for<MaxDimParams>(max_dim_op(max_dim_ref), max_dim_op(max_dim_aten)),
-      op_entry_for<ArgsortParams>(unary_op(argsort_ref), unary_op(argsort_aten)),
-      op_entry_for<NmsParams>(nms_op(nms_ref), nms_op(nms_aten)),
+      op_entry_for<ThresholdParams>(unary_op(threshold_ref), aten_op(ThresholdParams::kName)),
+      op_entry_for<NonzeroParams>(unary_op(nonzero_ref), aten_op(NonzeroParams::kName)),
+      op_entry_for<IndexParams>(index_op(index_ref), aten_op(IndexParams::kName)),
+      op_entry_for<MaxDimParams>(max_dim_op(max_dim_ref), aten_op(MaxDimParams::kName)),
+      op_entry_for<ArgsortParams>(unary_op(argsort_ref), aten_op(ArgsortParams::kName)),
+      op_entry_for<NmsParams>(nms_op(nms_ref), aten_op(NmsParams::kName)),
   };
   return table;
 }

@@ -8,6 +8,7 @@
 #include "core/npy.h"
 #include "core/rng.h"
 #include "core/stats.h"
+#include "kernels/aten_plugin.h"
 #include "kernels/backend.h"
 
 namespace parity {
@@ -131,7 +132,8 @@ Weights load_weights(const Yolov5Variant& v, const Graph& g, const std::string& 
     return checked(g, std::move(found), source);
   }
   if (!std::filesystem::exists(source, ec)) throw Error("no such weights file or folder").file(source);
-  return checked(g, read_torchscript_tensors(source), source);
+  const auto read = reinterpret_cast<AtenReadTorchscriptFn>(aten_plugin_symbol("parity_aten_read_torchscript"));
+  return checked(g, read(source), source);
 }
 
 }  // namespace parity

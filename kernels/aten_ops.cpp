@@ -1,0 +1,47 @@
+// The plugin side: libparity_aten.so's entry points. This file and the _aten.cpp files are the
+// plugin; they alone include LibTorch.
+#include <map>
+#include <string>
+
+#include "kernels/add/add.h"
+#include "kernels/argsort/argsort.h"
+#include "kernels/aten_plugin.h"
+#include "kernels/cat/cat.h"
+#include "kernels/conv2d/conv2d.h"
+#include "kernels/detect_decode/detect_decode.h"
+#include "kernels/index/index.h"
+#include "kernels/max_dim/max_dim.h"
+#include "kernels/maxpool2d/maxpool2d.h"
+#include "kernels/nms/nms.h"
+#include "kernels/nonzero/nonzero.h"
+#include "kernels/sigmoid/sigmoid.h"
+#include "kernels/silu/silu.h"
+#include "kernels/threshold/threshold.h"
+#include "kernels/upsample_nearest2d/upsample_nearest2d.h"
+#include "runners/weights.h"
+
+extern "C" __attribute__((visibility("default"))) const std::map<std::string, parity::OpFn>* parity_aten_ops() {
+  using namespace parity;
+  static const std::map<std::string, OpFn> ops = {
+      {"conv2d", conv2d_op(conv2d_aten)},
+      {"silu", unary_op(silu_aten)},
+      {"add", binary_op(add_aten)},
+      {"cat", cat_op(cat_aten)},
+      {"maxpool2d", unary_op(maxpool2d_aten)},
+      {"upsample_nearest2d", unary_op(upsample_nearest2d_aten)},
+      {"sigmoid", unary_op(sigmoid_aten)},
+      {"detect_decode", unary_op(detect_decode_aten)},
+      {"threshold", unary_op(threshold_aten)},
+      {"nonzero", unary_op(nonzero_aten)},
+      {"index", index_op(index_aten)},
+      {"max_dim", max_dim_op(max_dim_aten)},
+      {"argsort", unary_op(argsort_aten)},
+      {"nms", nms_op(nms_aten)},
+  };
+  return &ops;
+}
+
+extern "C" __attribute__((visibility("default"))) std::map<std::string, parity::Tensor> parity_aten_read_torchscript(
+    const std::string& path) {
+  return parity::read_torchscript_tensors(path);
+}

@@ -1,0 +1,22 @@
+#pragma once
+// The `aten` backend lives in a plugin, libparity_aten.so, loaded on first use: LibTorch takes
+// half a second to load and register its operators, a cost that parity inspect, compare or
+// a ref-only run should not pay. Only the plugin links LibTorch; it is found beside
+// libparity_kernels.so (or at $PARITY_ATEN_PLUGIN).
+#include <map>
+#include <string>
+
+#include "core/tensor.h"
+#include "kernels/backend.h"
+
+namespace parity {
+
+// The plugin's entry points (extern "C", looked up by name).
+using AtenOpsFn = const std::map<std::string, OpFn>* (*)();
+using AtenReadTorchscriptFn = std::map<std::string, Tensor> (*)(const std::string& path);
+
+// Loads the plugin once and returns the named entry point; throws parity::Error saying why the
+// plugin could not be loaded.
+void* aten_plugin_symbol(const char* name);
+
+}  // namespace parity
