@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "kernels/nms/nms.h"
+
 namespace parity {
 
 std::string NmsDiff::str() const {
@@ -16,14 +18,7 @@ NmsDiff classify_nms_difference(const Tensor& boxes, const Tensor& scores, doubl
   const float* b = boxes.data<float>();
   const float* s = scores.data<float>();
   const int64_t n = scores.numel();
-  auto iou = [&](int64_t i, int64_t j) {
-    const float w = std::max(0.0f, std::min(b[i * 4 + 2], b[j * 4 + 2]) - std::max(b[i * 4], b[j * 4]));
-    const float h = std::max(0.0f, std::min(b[i * 4 + 3], b[j * 4 + 3]) - std::max(b[i * 4 + 1], b[j * 4 + 1]));
-    const float ai = (b[i * 4 + 2] - b[i * 4]) * (b[i * 4 + 3] - b[i * 4 + 1]);
-    const float aj = (b[j * 4 + 2] - b[j * 4]) * (b[j * 4 + 3] - b[j * 4 + 1]);
-    const float inter = w * h;
-    return double(inter / (ai + aj - inter));
-  };
+  auto iou = [&](int64_t i, int64_t j) { return double(nms_iou(b, i, j, nms_area(b, i), nms_area(b, j))); };
   std::map<int64_t, int64_t> rank_a, rank_b;
   for (int64_t k = 0; k < keep_a.numel(); ++k) rank_a[keep_a.data<int64_t>()[k]] = k;
   for (int64_t k = 0; k < keep_b.numel(); ++k) rank_b[keep_b.data<int64_t>()[k]] = k;

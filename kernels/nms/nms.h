@@ -14,6 +14,7 @@
 // then nms as above. The third input holds the class of each box as float32, as YOLOv5 keeps
 // it in column 5.
 // Line: nms boxes=Nx4 iou=T [batched [max_wh=7680]]   (inputs boxes, scores[, classes])
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,17 @@ struct NmsParams {
   std::string str() const;
   std::vector<TensorSpec> inputs() const;
 };
+
+// Area and IoU of boxes of a [N,4] x1y1x2y2 array, in float32 with torchvision's operation
+// order (so every decision at the threshold is torchvision's). Areas are passed in because the
+// greedy loop computes each once.
+inline float nms_area(const float* b, int64_t i) { return (b[i * 4 + 2] - b[i * 4]) * (b[i * 4 + 3] - b[i * 4 + 1]); }
+inline float nms_iou(const float* b, int64_t i, int64_t j, float area_i, float area_j) {
+  const float w = std::max(0.0f, std::min(b[i * 4 + 2], b[j * 4 + 2]) - std::max(b[i * 4], b[j * 4]));
+  const float h = std::max(0.0f, std::min(b[i * 4 + 3], b[j * 4 + 3]) - std::max(b[i * 4 + 1], b[j * 4 + 1]));
+  const float inter = w * h;
+  return inter / (area_i + area_j - inter);
+}
 
 Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in);
 Tensor nms_aten(const NmsParams& p, const std::vector<Tensor>& in);

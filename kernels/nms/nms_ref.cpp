@@ -22,7 +22,7 @@ Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in) {
   });
 
   std::vector<float> area(n);
-  for (size_t i = 0; i < n; ++i) area[i] = (b[i * 4 + 2] - b[i * 4]) * (b[i * 4 + 3] - b[i * 4 + 1]);
+  for (size_t i = 0; i < n; ++i) area[i] = nms_area(b, int64_t(i));
 
   std::vector<char> suppressed(n, 0);
   std::vector<int64_t> keep;
@@ -30,16 +30,9 @@ Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in) {
     const int64_t i = order[a];
     if (suppressed[size_t(i)]) continue;
     keep.push_back(i);
-    const float ix1 = b[i * 4], iy1 = b[i * 4 + 1], ix2 = b[i * 4 + 2], iy2 = b[i * 4 + 3], iarea = area[size_t(i)];
     for (size_t c = a + 1; c < n; ++c) {
       const int64_t j = order[c];
-      if (suppressed[size_t(j)]) continue;
-      const float xx1 = std::max(ix1, b[j * 4]), yy1 = std::max(iy1, b[j * 4 + 1]);
-      const float xx2 = std::min(ix2, b[j * 4 + 2]), yy2 = std::min(iy2, b[j * 4 + 3]);
-      const float w = std::max(0.0f, xx2 - xx1), h = std::max(0.0f, yy2 - yy1);
-      const float inter = w * h;
-      const float iou = inter / (iarea + area[size_t(j)] - inter);
-      if (double(iou) > p.iou) suppressed[size_t(j)] = 1;
+      if (!suppressed[size_t(j)] && double(nms_iou(b, i, j, area[size_t(i)], area[size_t(j)])) > p.iou) suppressed[size_t(j)] = 1;
     }
   }
   Tensor out(DType::Int64, Shape{int64_t(keep.size())});
