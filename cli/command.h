@@ -20,7 +20,7 @@ Command add_replay_command(CLI::App& parent);
 Command add_run_command(CLI::App& parent);
 Command add_compare_command(CLI::App& parent);
 Command add_bisect_command(CLI::App& parent);
-// Subcommands whose issues have not landed: they explain what they will do and refuse to run.
-std::vector<Command> add_planned_commands(CLI::App& parent);
+Command add_golden_command(CLI::App& parent);
+
 
 }  // namespace parity::cli

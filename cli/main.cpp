@@ -41,8 +41,8 @@ int main(int argc, char** argv) {
   commands.push_back(add_run_command(app));
   commands.push_back(add_compare_command(app));
   commands.push_back(add_bisect_command(app));
+  commands.push_back(add_golden_command(app));
   commands.push_back(add_inspect_command(app));
-  for (Command& c : add_planned_commands(app)) commands.push_back(std::move(c));
   commands.push_back(add_bench_command(app));
 
   try {

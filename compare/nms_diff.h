@@ -11,6 +11,9 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
+#include "compare/tensor_compare.h"
 #include "core/tensor.h"
 
 namespace parity {
@@ -24,5 +27,10 @@ struct NmsDiff {
 // boxes [N,4] float32 (already class-shifted for batched NMS), scores [N], keep lists int64.
 NmsDiff classify_nms_difference(const Tensor& boxes, const Tensor& scores, double iou_threshold, const Tensor& keep_a,
                                 const Tensor& keep_b, double delta = 1e-5);
+
+// One output of an op call judged against its expected value: compare_tensors under `tol`,
+// and for nms a differing keep list PASSES when every difference is explained.
+TensorDiff judge_output(const std::string& line, const std::vector<Tensor>& inputs, const Tensor& expected, const Tensor& actual,
+                        const Tolerance& tol);
 
 }  // namespace parity

@@ -18,7 +18,11 @@
 #include "kernels/silu/silu.h"
 #include "kernels/threshold/threshold.h"
 #include "kernels/upsample_nearest2d/upsample_nearest2d.h"
+#include "kernels/aten_util.h"
 #include "runners/weights.h"
+
+#include <ATen/ops/conv2d.h>
+#include <ATen/ops/silu.h>
 
 extern "C" __attribute__((visibility("default"))) const std::map<std::string, parity::OpFn>* parity_aten_ops() {
   using namespace parity;
@@ -44,4 +48,29 @@ extern "C" __attribute__((visibility("default"))) const std::map<std::string, pa
 extern "C" __attribute__((visibility("default"))) std::map<std::string, parity::Tensor> parity_aten_read_torchscript(
     const std::string& path) {
   return parity::read_torchscript_tensors(path);
+}
+
+// Golden data: the op in float64 through LibTorch (float32 inputs widened exactly), rounded once
+// to float32. Empty for ops where float64 changes the semantics or adds nothing.
+extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> parity_aten_float64(
+    const std::string& line, const std::vector<parity::Tensor>& in) {
+  using namespace parity;
+  const std::string op = op_name_of(line);
+  auto f64 = [](const Tensor& t) { return to_aten(t).to(at::kDouble); };
+  auto f32 = [](const at::Tensor& t) { return from_aten(t.to(at::kFloat)); };
+  return aten_call(op.c_str(), [&]() -> std::vector<Tensor> {
+    if (op == "conv2d") {
+      const Conv2dParams p = Conv2dParams::parse(line);
+      check_conv2d_inputs(p, in[0], in[1], p.bias ? &in[2] : nullptr);
+      const c10::optional<at::Tensor> b = p.bias ? c10::optional<at::Tensor>(f64(in[2])) : c10::nullopt;
+      return {f32(at::conv2d(f64(in[0]), f64(in[1]), b, {p.stride_h, p.stride_w}, {p.pad_h, p.pad_w}, {p.dil_h, p.dil_w},
+                             p.groups))};
+    }
+    if (op == "silu") {
+      const SiluParams p = SiluParams::parse(line);
+      check_inputs(SiluParams::kName, p.inputs(), in);
+      if (p.dtype == DType::Float32) return {f32(at::silu(f64(in[0])))};
+    }
+    return {};
+  });
 }

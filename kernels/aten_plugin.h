@@ -14,6 +14,7 @@ namespace parity {
 // The plugin's entry points (extern "C", looked up by name).
 using AtenOpsFn = const std::map<std::string, OpFn>* (*)();
 using AtenReadTorchscriptFn = std::map<std::string, Tensor> (*)(const std::string& path);
+using AtenFloat64Fn = std::vector<Tensor> (*)(const std::string& line, const std::vector<Tensor>& inputs);
 
 // Loads the plugin once and returns the named entry point; throws parity::Error saying why the
 // plugin could not be loaded.

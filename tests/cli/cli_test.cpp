@@ -68,13 +68,5 @@ TEST(Cli, BenchTimesBothBackendsAndRefusesBadFlags) {
   }
 }
 
-TEST(Cli, PlannedSubcommandsSayNotBuiltYet) {
-  for (const char* sub : {"golden"}) {
-    const auto r = run_parity({sub, "anything", "--flag"});
-    EXPECT_EQ(r.exit_code, 3) << sub;
-    EXPECT_NE(r.err.find("not built yet"), std::string::npos) << r.err;
-  }
-}
-
 }  // namespace
 }  // namespace parity

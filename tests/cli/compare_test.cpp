@@ -86,5 +86,23 @@ TEST_F(CompareCli, BadInputIsExitThree) {
   }
 }
 
+// A defect in a kernel fails the golden check with the pack and layer named; regenerating the
+// packs reproduces them bit for bit (nothing moves).
+TEST(GoldenCli, DefectNamedAndUpdateReproducible) {
+  const std::string golden = std::string(PARITY_SOURCE_DIR) + "/golden";
+  auto r = run_parity({"golden", "check", "--root", golden, "--backend", "faulty:bias:3"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAILED  conv2d/pointwise  conv2d x=2x32x9x9 w=32x32x1x1 bias"), std::string::npos) << r.out;
+  test::TempDir dir;
+  std::filesystem::copy(golden, dir.file("golden"), std::filesystem::copy_options::recursive);
+  r = run_parity({"golden", "update", "--root", dir.file("golden")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* pack : {"conv2d", "silu", "cat", "nonzero", "index", "nms", "yolov5n_128"}) {
+    EXPECT_NE(r.out.find(std::string(pack) + ": 0 of "), std::string::npos) << pack << "\n" << r.out;
+  }
+  EXPECT_EQ(run_parity({"golden", "check", "--root", dir.file("nowhere")}).exit_code, 3);
+  EXPECT_EQ(run_parity({"golden", "check", "--root", golden, "--pack", "resnet"}).exit_code, 3);
+}
+
 }  // namespace
 }  // namespace parity

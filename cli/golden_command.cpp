@@ -1,0 +1,107 @@
+// parity golden check | update: every backend against the checked-in golden packs.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "compare/dump_compare.h"
+#include "core/error.h"
+#include "golden/golden.h"
+#include "kernels/backend.h"
+
+namespace parity::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Options {
+  std::string root = "golden", backend = "ref", pack;
+};
+
+int check(const Options& o) {
+  backend(o.backend);  // an unknown name is a usage error
+  std::vector<std::string> packs = golden_packs(o.root);
+  if (!o.pack.empty()) {
+    if (std::find(packs.begin(), packs.end(), o.pack) == packs.end()) throw Error("no golden pack " + o.pack).file(o.root);
+    packs = {o.pack};
+  }
+  int counts[5] = {0, 0, 0, 0, 0};
+  std::string skipped_reason;
+  for (const std::string& p : packs) {
+    int pack_failed = 0, pack_layers = 0;
+    for (const GoldenLayerResult& r : check_golden_pack(o.root + "/" + p, o.backend)) {
+      ++counts[int(r.state)], ++pack_layers;
+      if (r.state == State::Skipped) skipped_reason = r.reason;
+      if (r.state == State::Failed) {
+        ++pack_failed;
+        fmt::print("FAILED  {}/{}  {}\n        {}\n", r.pack, r.layer, r.line, r.reason);
+      }
+    }
+    fmt::print("{:<12} {} layers, {}\n", p, pack_layers, pack_failed ? fmt::format("{} FAILED", pack_failed) : std::string("ok"));
+  }
+  const int total = counts[0] + counts[1] + counts[2] + counts[3] + counts[4];
+  fmt::print("golden on {}: {} layers in {} packs: {} passed, {} failed, {} skipped, {} unsupported\n", o.backend, total, packs.size(),
+             counts[0] + counts[2], counts[1], counts[3], counts[4]);
+  if (counts[3] == total) fmt::print("SKIPPED: every layer: {}\n", skipped_reason);
+  return counts[1] ? kNumericMismatch : kPassed;
+}
+
+// Regenerates every pack beside the old ones, reports what moved, then swaps them in.
+int update(const Options& o) {
+  const std::string fresh = o.root + "/.update", old = o.root + "/.previous";
+  fs::remove_all(fresh);
+  fs::remove_all(old);
+  write_golden_packs(fresh);
+  for (const auto& e : fs::directory_iterator(fresh)) {
+    const std::string name = e.path().filename().string(), current = o.root + "/" + name;
+    if (!fs::exists(current + "/manifest.json")) {
+      fmt::print("{}: new pack\n", name);
+      continue;
+    }
+    const CompareResult r = compare_dumps(read_dump(current), read_dump(e.path().string()), CompareOptions{});
+    int moved = 0;
+    for (const LayerReport& l : r.layers) {
+      bool identical = !l.outputs.empty();
+      for (const TensorReport& t : l.outputs) identical = identical && t.identical;
+      if (identical) continue;
+      ++moved;
+      const TensorDiff* w = l.worst();
+      fmt::print("{}/{}: moved, max abs {:.3g}{}\n", name, l.name, w ? w->max_abs : 0.0, l.structural ? " (" + l.reason + ")" : "");
+    }
+    fmt::print("{}: {} of {} layers moved\n", name, moved, r.layers.size());
+  }
+  // Swap: each old pack aside, the new one in, then the old ones removed.
+  fs::create_directories(old);
+  for (const auto& e : fs::directory_iterator(fresh)) {
+    const std::string name = e.path().filename().string();
+    if (fs::exists(o.root + "/" + name)) fs::rename(o.root + "/" + name, old + "/" + name);
+    fs::rename(e.path(), o.root + "/" + name);
+  }
+  fs::remove_all(fresh);
+  fs::remove_all(old);
+  fmt::print("golden packs written to {}; review with git diff --stat {}\n", o.root, o.root);
+  return kPassed;
+}
+
+}  // namespace
+
+Command add_golden_command(CLI::App& parent) {
+  auto o = std::make_shared<Options>();
+  CLI::App* app = parent.add_subcommand(
+      "golden", "Check a backend against the golden packs (checked-in inputs and expected outputs), or regenerate them");
+  app->require_subcommand(1);
+  CLI::App* chk = app->add_subcommand("check", "Run every layer of every pack on a backend and compare with the expected outputs");
+  chk->add_option("--backend", o->backend, "ref, aten, cuda or faulty:<defect>")->capture_default_str();
+  chk->add_option("--pack", o->pack, "only this pack (conv2d, silu, cat, nonzero, index, nms, yolov5n_128)");
+  CLI::App* upd = app->add_subcommand(
+      "update", "Regenerate the packs and print which layers moved and by how much, for a reviewer to accept (commit) or "
+                "reject (git checkout golden/)");
+  for (CLI::App* sub : {chk, upd}) sub->add_option("--root", o->root, "the golden folder")->capture_default_str();
+  app->footer("Exit codes: check 0 every layer passed (or was skipped), 1 a layer failed, 3 usage or I/O error.");
+  return {app, [o, chk] { return chk->parsed() ? check(*o) : update(*o); }};
+}
+
+}  // namespace parity::cli

@@ -1,0 +1,133 @@
+#include "golden/golden.h"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cases/case_file.h"
+#include "compare/dump_reader.h"
+#include "compare/nms_diff.h"
+#include "compare/tolerance.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "kernels/aten_plugin.h"
+#include "kernels/backend.h"
+#include "runners/dump.h"
+#include "runners/inputs.h"
+#include "runners/model_run.h"
+
+namespace parity {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Each op on small YOLOv5-derived shapes: the stem, a 3x3 with 17/19-channel tails, a 1x1 on a
+// batch of 2, a stride-2 3x3; SiLU on both layouts; the Concat, Detect and multi-label cats; the
+// post-processing masks, gathers and nms at a tenth of their 640 sizes.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& op_packs() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> packs = {
+      {"conv2d",
+       {"conv2d x=1x3x64x64 w=8x3x6x6 bias stride=2 pad=2 name=stem", "conv2d x=1x17x19x19 w=19x17x3x3 bias pad=1 name=tail3x3",
+        "conv2d x=2x32x9x9 w=32x32x1x1 bias name=pointwise", "conv2d x=1x16x16x16 w=32x16x3x3 bias stride=2 pad=1 name=down"}},
+      {"silu", {"silu x=1x8x32x32 name=act", "silu x=2x19x7x7 name=tail"}},
+      {"cat",
+       {"cat x=1x8x10x10,1x8x10x10 dim=1 name=concat", "cat x=1x300x85,1x75x85,1x12x85 dim=1 name=detect",
+        "cat x=17x4,17x1,17x1 dim=1 name=multi_label", "cat x=5x2,5x1 dim=-1 dtype=int64 name=int64"}},
+      {"nonzero", {"nonzero x=1008x80 name=multi_label density=0.005", "nonzero x=2x19x23 name=tail density=0.3"}},
+      {"index", {"index x=1008x85 mask=1008 name=mask density=0.4", "index x=403x4 idx=160 name=select",
+                 "index x=403x85 pairs=160 name=pairs"}},
+      {"nms", {"nms boxes=400x4 iou=0.6 batched name=batched", "nms boxes=200x4 iou=0.45 name=plain"}},
+  };
+  return packs;
+}
+
+void write_meta(const std::string& dir, const json& meta) { write_file_atomically(dir + "/golden.json", meta.dump(2) + "\n"); }
+
+void write_op_pack(const std::string& root, const std::string& op, const std::vector<std::string>& lines) {
+  const std::string dir = root + "/" + op;
+  DumpWriter dump(dir, DumpInfo{"golden:" + op, "expected", "cpu", 0}, false);
+  json provenance = json::object();
+  const auto f64 = reinterpret_cast<AtenFloat64Fn>(aten_plugin_symbol("parity_aten_float64"));
+  for (const std::string& text : lines) {
+    const Case c = parse_case(text, "golden " + op);
+    const std::vector<Tensor> in = seeded_inputs(c, 0);
+    std::vector<Tensor> out = f64(c.line, in);
+    provenance[c.name] = out.empty() ? "reference" : "LibTorch in float64, rounded once to float32";
+    if (out.empty()) out = backend("ref").run(c.line, in);
+    std::vector<DumpTensor> din, dout;
+    const std::vector<TensorSpec> specs = op_inputs(c.line);
+    for (size_t k = 0; k < in.size(); ++k) din.push_back({specs[k].name, "", in[k]});
+    for (size_t k = 0; k < out.size(); ++k) dout.push_back({"out" + std::to_string(k), "", out[k]});
+    dump.add_layer(c.name, c.line, 0, din, dout);
+  }
+  dump.finish();
+  write_meta(dir, {{"pack", op},
+                   {"description", op + " on small YOLOv5-derived shapes, inputs seeded (seed 0) as parity replay seeds them"},
+                   {"tolerance", "compare/tolerance.h: the dtype defaults, conv2d's reduction bound, NMS differences classified"},
+                   {"provenance", provenance}});
+}
+
+}  // namespace
+
+std::vector<std::string> golden_packs(const std::string& root) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) throw Error("no golden folder").file(root);
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (e.is_directory() && fs::exists(e.path() / "golden.json")) out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  if (out.empty()) throw Error("holds no golden packs (run parity golden update)").file(root);
+  return out;
+}
+
+std::vector<GoldenLayerResult> check_golden_pack(const std::string& dir, const std::string& backend_name) {
+  const Dump d = read_dump(dir);
+  const Backend& be = backend(backend_name);
+  const std::string pack = fs::path(dir).filename().string();
+  std::vector<GoldenLayerResult> results;
+  for (const DumpLayer& l : d.layers) {
+    GoldenLayerResult r;
+    r.pack = pack, r.layer = l.name, r.line = l.params;
+    if (const std::string why = be.unavailable_reason(); !why.empty()) {
+      r.state = State::Skipped, r.reason = why;
+    } else if (!be.supports(l.op)) {
+      r.state = State::Unsupported, r.reason = "backend " + be.name() + " has no " + l.op;
+    } else {
+      std::vector<Tensor> in;
+      for (const DumpTensorInfo& t : l.inputs) in.push_back(d.load(t));
+      const std::vector<Tensor> out = be.run(l.params, in);
+      if (out.size() != l.outputs.size()) {
+        r.state = State::Failed, r.reason = "output count " + std::to_string(out.size()) + ", expected " + std::to_string(l.outputs.size());
+      }
+      for (size_t k = 0; k < out.size() && k < l.outputs.size(); ++k) {
+        const Tensor expected = d.load(l.outputs[k]);
+        const TensorDiff diff = judge_output(l.params, in, expected, out[k], tolerance_for(l.params, k, expected.dtype(), in));
+        r.max_abs = std::max(r.max_abs, diff.max_abs);
+        if (diff.state == State::Failed && r.state != State::Failed) r.state = State::Failed, r.reason = l.outputs[k].role + ": " + diff.reason;
+      }
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+void write_golden_packs(const std::string& root) {
+  fs::create_directories(root);
+  for (const auto& [op, lines] : op_packs()) write_op_pack(root, op, lines);
+  RunOptions o;
+  o.model = "yolov5n";
+  o.img = 128;
+  o.dump_dir = root + "/yolov5n_128";
+  run_model(o);
+  write_meta(o.dump_dir, {{"pack", "yolov5n_128"},
+                          {"description", "yolov5n v7.0, 128x128, batch 1, seeded weights and image (seed 0): every layer, forward "
+                                          "and post-processing (no candidate passes at this size, so it ends after the multi-label "
+                                          "threshold)"},
+                          {"tolerance", "compare/tolerance.h"},
+                          {"provenance", "reference (parity run --backend ref): float64 accumulation, rounded once"}});
+}
+
+}  // namespace parity

@@ -1,0 +1,39 @@
+#pragma once
+// Golden packs: checked-in inputs and expected outputs that every backend must reproduce, like
+// MegEngine's dump_with_testcase but as plain .npy files and a manifest. A pack is a dump folder
+// (runners/dump.h) plus golden.json: what the pack holds, the tolerance (the compare policy)
+// and, per layer, the provenance of its expected outputs.
+//
+// Packs (`parity golden update` writes them under golden/):
+//   conv2d, silu, cat, nonzero, index, nms: each op on small YOLOv5-derived shapes (scaled
+//     down, with tails); expected outputs from LibTorch in float64 (conv2d, silu: inputs
+//     widened exactly, result rounded once to float32) or, where float64 changes nothing or
+//     the op is defined in float32 (data movement, nms's float32 IoU), from the reference.
+//   yolov5n_128: yolov5n v7.0 at 128x128, batch 1, seeded, every layer's inputs and output
+//     from the reference.
+// Checking runs each layer of each pack on a backend from the pack's own inputs and compares
+// its outputs with the expected ones (compare/tolerance.h, NMS differences classified).
+#include <string>
+#include <vector>
+
+#include "compare/tensor_compare.h"
+
+namespace parity {
+
+struct GoldenLayerResult {
+  std::string pack, layer, line;
+  State state = State::Passed;
+  std::string reason;
+  double max_abs = 0;
+};
+
+// The packs under `root`, sorted by name.
+std::vector<std::string> golden_packs(const std::string& root);
+
+// Runs every layer of pack `dir` on `backend_name`. Throws parity::Error for a bad pack.
+std::vector<GoldenLayerResult> check_golden_pack(const std::string& dir, const std::string& backend_name);
+
+// Writes every pack into `root` (a fresh folder).
+void write_golden_packs(const std::string& root);
+
+}  // namespace parity
