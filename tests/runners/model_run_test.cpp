@@ -23,7 +23,8 @@ nlohmann::json manifest(const std::string& dir) { return nlohmann::json::parse(t
 // The outputs of every layer in a dump, by layer name.
 std::map<std::string, Tensor> outputs_of(const std::string& dir) {
   std::map<std::string, Tensor> out;
-  for (const auto& l : manifest(dir)["layers"]) out[l["name"]] = read_npy(dir + "/" + l["outputs"][0]["file"].get<std::string>());
+  const nlohmann::json m = manifest(dir);  // kept alive: the loop walks a member of it
+  for (const auto& l : m["layers"]) out[l["name"]] = read_npy(dir + "/" + l["outputs"][0]["file"].get<std::string>());
   return out;
 }
 
