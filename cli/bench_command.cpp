@@ -1,6 +1,5 @@
 // parity bench: time op cases on two backends in one run and report totals and their ratio.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <iostream>
@@ -9,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/progress.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
@@ -33,11 +33,11 @@ int run_bench(const Options& o) {
   }
   if (cases.empty()) throw Error("no case of " + o.model + " matches --op '" + o.op + "' and --filter '" + o.filter + "'");
 
-  const bool tty = ::isatty(2);
+  Progress progress;
   const auto rows = bench_cases(cases, o.bench, [&](size_t i, size_t n) {
-    if (tty) std::cerr << fmt::format("\r[{}/{}] {:<40}", i + 1, n, cases[i % cases.size()].name) << std::flush;
+    progress.show(int64_t(i) + 1, int64_t(n), cases[i % cases.size()].name);
   });
-  if (tty) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  progress.clear();
 
   fmt::print("{} {}x{} batch {}: {} cases, {} threads, median of {} runs after {} warm-up\n", o.model, o.img, o.img,
              o.batch, rows.size(), num_threads(), o.bench.repeat, o.bench.warmup);

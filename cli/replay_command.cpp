@@ -1,6 +1,5 @@
 // parity replay: run case files (or one --case) on two backends and compare every output.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <iostream>
@@ -9,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/progress.h"
 #include "core/error.h"
 #include "core/gpu.h"
 #include "kernels/backend.h"
@@ -67,7 +67,7 @@ int run_replay(const Options& o) {
     dump_b = std::make_unique<DumpWriter>(o.dump + "/b", DumpInfo{model, o.replay.backend_b, device_of(o.replay.backend_b), o.replay.seed}, o.force);
   }
 
-  const bool tty = ::isatty(2);
+  Progress progress;
   int counts[5] = {0, 0, 0, 0, 0};
   bool structural = false;
   nlohmann::json rows = nlohmann::json::array();
@@ -75,16 +75,15 @@ int run_replay(const Options& o) {
              o.replay.backend_b + " ms", "name  case");
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    if (tty) std::cerr << fmt::format("\r[{}/{}] {:<50}", i + 1, cases.size(), c.name.substr(0, 50)) << std::flush;
+    progress.show(int64_t(i) + 1, int64_t(cases.size()), c.name);
     CaseResult r;
     try {
       r = replay_case(c, o.replay, dump_a.get(), dump_b.get());
     } catch (Error& e) {
       e.layer(c.name);
-      if (tty) std::cerr << "\r" << std::string(62, ' ') << "\r";
-      throw;
+      throw;  // the progress line is erased as it goes out of scope
     }
-    if (tty) std::cerr << "\r" << std::string(62, ' ') << "\r";
+    progress.clear();
     ++counts[int(r.state)];
     structural = structural || r.structural;
     fmt::print("{:<11} {:>10.3g} {:>10.3g} {:>9.3f} {:>9.3f}  {}  {}\n", state_name(r.state), r.max_abs, r.max_rel, r.ms_a,

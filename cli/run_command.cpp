@@ -1,11 +1,11 @@
 // parity run: a whole YOLOv5 on one backend, every layer dumped.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <iostream>
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "cli/progress.h"
 #include "runners/model_run.h"
 
 namespace parity::cli {
@@ -13,11 +13,9 @@ namespace parity::cli {
 namespace {
 
 int run(const RunOptions& o) {
-  const bool tty = ::isatty(2);
-  const RunResult r = run_model(o, [&](int64_t i, int64_t n, const std::string& name) {
-    if (tty) std::cerr << fmt::format("\r[{}/{}] {:<40}", std::min(i + 1, n), n, name) << std::flush;
-  });
-  if (tty) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  Progress progress;
+  const RunResult r = run_model(o, [&](int64_t i, int64_t n, const std::string& name) { progress.show(std::min(i + 1, n), n, name); });
+  progress.clear();
   std::string dets;
   for (int64_t d : r.detections) dets += (dets.empty() ? "" : ", ") + std::to_string(d);
   fmt::print("{} {}x{} batch {} on {}: {} layers in {:.1f} ms", o.model, o.img, o.img, o.batch, o.backend, r.layers, r.total_ms);
