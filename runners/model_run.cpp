@@ -78,6 +78,16 @@ Tensor columns(const Tensor& x, int64_t c0, int64_t c1) {
   return out;
 }
 
+// x[..., c] of a float32 tensor: its shape without the last dimension.
+Tensor column(const Tensor& x, int64_t c) {
+  std::vector<int64_t> dims = x.shape().dims();
+  const int64_t w = dims.back();
+  dims.pop_back();
+  Tensor out(DType::Float32, Shape(dims));
+  for (int64_t r = 0; r < out.numel(); ++r) out.mutable_data<float>()[r] = x.data<float>()[r * w + c];
+  return out;
+}
+
 Tensor first_rows(const Tensor& t, int64_t n) {
   std::vector<int64_t> dims = t.shape().dims();
   const size_t row = dims[0] ? t.nbytes() / size_t(dims[0]) : 0;
@@ -136,21 +146,14 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const Tensor& xc
   Tensor det = run.run(base + ".multi_label.cat", "cat x=" + K + "x4," + K + "x1," + K + "x1 dim=1",
                        {{bi, base + ".multi_label.box:out0"}, {conf_col, ""}, {jf, ""}});
   // x = x[x[:, 4].argsort(descending=True)[:max_nms]]
-  Tensor conf_1d(DType::Float32, Shape{k});
-  std::memcpy(conf_1d.mutable_bytes(), columns(det, 4, 5).bytes(), conf_1d.nbytes());
-  const Tensor order = run.run(base + ".sort", "argsort x=" + K + " descending", {{conf_1d, ""}});
+  const Tensor order = run.run(base + ".sort", "argsort x=" + K + " descending", {{column(det, 4), ""}});
   Tensor order1d(DType::Int64, Shape{std::min(k, kMaxNms)});
   std::memcpy(order1d.mutable_bytes(), order.bytes(), order1d.nbytes());
   const std::string M = std::to_string(order1d.numel());
   det = run.run(base + ".sorted", "index x=" + K + "x6 idx=" + M, {{det, base + ".multi_label.cat:out0"}, {order1d, ""}});
   // boxes + c, torchvision.ops.nms(boxes, scores, iou_thres) with c = class * max_wh
-  Tensor scores(DType::Float32, Shape{order1d.numel()}), classes(DType::Float32, Shape{order1d.numel()});
-  for (int64_t r = 0; r < order1d.numel(); ++r) {
-    scores.mutable_data<float>()[r] = det.data<float>()[r * 6 + 4];
-    classes.mutable_data<float>()[r] = det.data<float>()[r * 6 + 5];
-  }
   const Tensor keep = run.run(base + ".nms", "nms boxes=" + M + "x4 iou=" + shortest_double(kIouThres) + " batched",
-                              {{columns(det, 0, 4), ""}, {scores, ""}, {classes, ""}});
+                              {{columns(det, 0, 4), ""}, {column(det, 4), ""}, {column(det, 5), ""}});
   // output[xi] = x[i[:max_det]]
   const int64_t kept = std::min(keep.numel(), kMaxDet);
   const Tensor out = run.run(base + ".output", "index x=" + M + "x6 idx=" + std::to_string(kept),
@@ -237,13 +240,11 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
 
   if (o.postprocess) {
     const Tensor& pred = values.back();  // [B, N, 85]
-    const int64_t B = pred.shape()[0], N = pred.shape()[1], no = pred.shape()[2];
     if (progress) progress(int64_t(g.nodes.size()), int64_t(g.nodes.size()), "nms");
-    Tensor obj(DType::Float32, Shape{B, N});
-    for (int64_t r = 0; r < B * N; ++r) obj.mutable_data<float>()[r] = pred.data<float>()[r * no + 4];
+    const Tensor obj = column(pred, 4);  // [B, N]
     // xc = prediction[..., 4] > conf_thres
     const Tensor xc = run.run("nms.xc", "threshold x=" + obj.shape().str() + " value=" + shortest_double(kConfThres), {{obj, ""}});
-    for (int64_t xi = 0; xi < B; ++xi) result.detections.push_back(postprocess_image(run, pred, xc, xi));
+    for (int64_t xi = 0; xi < pred.shape()[0]; ++xi) result.detections.push_back(postprocess_image(run, pred, xc, xi));
   }
   result.layers = run.layers;
   result.total_ms = run.total_ms;
