@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -70,7 +71,7 @@ std::string concrete(const json& args, size_t i) {
   return (*it)[i].get<std::string>();
 }
 
-// "[2, 2]" -> {2, 2}; "2" -> {2}.
+// "[2, 2]" -> {2, 2}; "2" -> {2}; empty when a number does not parse or fit in int64.
 std::vector<int64_t> int_list(const std::string& s) {
   std::vector<int64_t> out;
   std::string digits;
@@ -78,11 +79,25 @@ std::vector<int64_t> int_list(const std::string& s) {
     if ((ch >= '0' && ch <= '9') || ch == '-') {
       digits += ch;
     } else if (!digits.empty()) {
-      out.push_back(std::stoll(digits));
+      int64_t v = 0;
+      const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+      if (err != std::errc() || end != digits.data() + digits.size()) return {};
+      out.push_back(v);
       digits.clear();
     }
   }
   return out;
+}
+
+// Event fields of the wrong JSON type read as absent: traces come from many PyTorch versions.
+std::string string_field(const json& e, const char* key) {
+  const auto it = e.find(key);
+  return it != e.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+int64_t integer_field(const json& e, const char* key) {
+  const auto it = e.find(key);
+  return it != e.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
 }
 
 std::string dtype_for(const std::string& torch_type) {
@@ -232,10 +247,12 @@ Converted convert(const OpEvent& e, const std::vector<int64_t>* next_input) {
 
 }  // namespace
 
-TraceImport import_trace(const std::string& path, bool keep_all) {
+TraceImport import_trace(const std::string& path, bool keep_all) { return import_trace_text(read_maybe_gzip(path), path, keep_all); }
+
+TraceImport import_trace_text(std::string_view text, const std::string& path, bool keep_all) {
   json doc;
   try {
-    doc = json::parse(read_maybe_gzip(path));
+    doc = json::parse(text);
   } catch (const json::exception& e) {
     throw Error(std::string("not a JSON trace: ") + e.what()).file(path);
   }
@@ -246,15 +263,18 @@ TraceImport import_trace(const std::string& path, bool keep_all) {
   std::map<std::string, std::vector<OpEvent>> threads;
   TraceImport r;
   for (const json& e : *events) {
-    if (!e.is_object() || e.value("ph", "") != "X") continue;
-    const std::string cat = e.value("cat", "");
+    if (!e.is_object() || string_field(e, "ph") != "X") continue;
+    const std::string cat = string_field(e, "cat");
     if (cat != "Operator" && cat != "cpu_op") continue;
     OpEvent op;
-    op.name = e.value("name", "");
-    op.ts = e.value("ts", int64_t(0));
-    op.dur = e.value("dur", int64_t(0));
-    op.args = e.value("args", json::object());
-    const json tid = e.value("tid", json());
+    op.name = string_field(e, "name");
+    // Clamped so that ts + dur cannot overflow (Kineto's are microseconds, far below 2^62).
+    constexpr int64_t kMaxTime = int64_t(1) << 62;
+    op.ts = std::clamp<int64_t>(integer_field(e, "ts"), 0, kMaxTime);
+    op.dur = std::clamp<int64_t>(integer_field(e, "dur"), 0, kMaxTime);
+    const auto args = e.find("args");
+    op.args = args != e.end() && args->is_object() ? *args : json::object();
+    const json tid = e.contains("tid") ? e["tid"] : json();
     threads[tid.is_string() ? tid.get<std::string>() : tid.dump()].push_back(std::move(op));
     ++r.operator_events;
   }
@@ -272,7 +292,12 @@ TraceImport import_trace(const std::string& path, bool keep_all) {
       for (size_t j = i + 1; j < ops.size() && j < i + 64 && next.empty(); ++j) {
         if (ops[j].ts >= e.ts + e.dur && input_dims(ops[j].args, 0).size() == 4) next = input_dims(ops[j].args, 0);
       }
-      const Converted c = convert(e, next.empty() ? nullptr : &next);
+      Converted c;
+      try {
+        c = convert(e, next.empty() ? nullptr : &next);
+      } catch (const Error& err) {  // e.g. a negative dimension: this call is skipped, not the trace
+        c = skip(err.message());
+      }
       if (c.line.empty()) {
         ++r.skipped[c.skip_reason.empty() ? e.name : e.name + " (" + c.skip_reason + ")"];
         continue;

@@ -32,4 +32,7 @@ struct TraceImport {
 // Throws parity::Error naming the file when it is not a readable trace.
 TraceImport import_trace(const std::string& path, bool keep_all);
 
+// The same from the (decompressed) JSON text; `name` stands for the file in errors.
+TraceImport import_trace_text(std::string_view text, const std::string& name, bool keep_all);
+
 }  // namespace parity

@@ -19,6 +19,14 @@ if(PARITY_SANITIZE)
   add_link_options(${_parity_san})
 endif()
 
+if(PARITY_FUZZ)
+  # Coverage for libFuzzer in every parity library, address and undefined-behaviour checks on;
+  # the fuzz executables add the libFuzzer runtime (fuzz/CMakeLists.txt).
+  set(_parity_fuzz -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  add_compile_options(${_parity_fuzz})
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
 function(parity_warnings target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor>

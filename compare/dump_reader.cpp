@@ -1,7 +1,11 @@
 #include "compare/dump_reader.h"
 
 #include <filesystem>
+#include <cstdint>
 #include <fstream>
+#include <iterator>
+#include <set>
+#include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -13,15 +17,53 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+// Typed field access: a field of the wrong JSON type is an error naming the field (nlohmann's own
+// conversions would turn 1e30 into an int64 with undefined behaviour).
+const json& field(const json& j, const char* key) {
+  if (!j.is_object()) throw Error(std::string("expected an object holding \"") + key + "\"");
+  const auto it = j.find(key);
+  if (it == j.end()) throw Error(std::string("missing field \"") + key + "\"");
+  return *it;
+}
+
+std::string string_at(const json& j, const char* key) {
+  const json& v = field(j, key);
+  if (!v.is_string()) throw Error(std::string("field \"") + key + "\" is not a string");
+  return v.get<std::string>();
+}
+
+int64_t integer_of(const json& v, const char* key) {
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))) {
+    throw Error(std::string("field \"") + key + "\" is not an integer");
+  }
+  return v.get<int64_t>();
+}
+
+// Optional fields: absent reads as `fallback`, present must have the right type.
+std::string optional_string(const json& j, const char* key) { return j.contains(key) ? string_at(j, key) : ""; }
+
 DumpTensorInfo tensor_info(const json& j) {
   DumpTensorInfo t;
-  t.role = j.at("role").get<std::string>();
-  t.file = j.at("file").get<std::string>();
-  t.dtype = j.at("dtype").get<std::string>();
-  t.shape = j.at("shape").get<std::vector<int64_t>>();
-  t.source = j.at("source").is_null() ? "" : j.at("source").get<std::string>();
-  t.hash = j.value("hash", "");
+  t.role = string_at(j, "role");
+  t.file = string_at(j, "file");
+  t.dtype = string_at(j, "dtype");
+  const json& shape = field(j, "shape");
+  if (!shape.is_array()) throw Error("field \"shape\" is not an array");
+  for (const json& d : shape) t.shape.push_back(integer_of(d, "shape"));
+  t.source = field(j, "source").is_null() ? "" : string_at(j, "source");
+  t.hash = optional_string(j, "hash");
+  // A manifest names files of its own folder only: never a path that reaches outside it.
+  if (t.file.empty() || t.file[0] == '.' || t.file.find('/') != std::string::npos || t.file.find('\0') != std::string::npos) {
+    throw Error("tensor file \"" + t.file + "\" is not a plain file name in the dump folder");
+  }
+  if (!dtype_from_name(t.dtype)) throw Error("tensor " + t.file + " has unknown dtype \"" + t.dtype + "\"");
+  Shape(t.shape);  // throws on a negative or overflowing dimension
   return t;
+}
+
+std::string parent_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 }  // namespace
 
@@ -36,32 +78,40 @@ Tensor Dump::load(const DumpTensorInfo& t) const {
   return x;
 }
 
-Dump read_dump(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw Error("not a folder").file(dir);
-  const std::string manifest = dir + "/manifest.json";
-  if (!fs::exists(manifest, ec)) throw Error("no manifest.json: an incomplete dump (interrupted, or still being written)").file(dir);
-  std::ifstream in(manifest);
+Dump parse_manifest(std::string_view text, const std::string& manifest) {
   Dump d;
-  d.dir = dir;
+  d.dir = parent_of(manifest);
   try {
-    const json j = json::parse(in);
-    if (j.value("format", "") != "parity-dump") throw Error("not a parity dump manifest (format is not parity-dump)");
-    if (j.value("version", 0) != 1) throw Error("unsupported dump version " + std::to_string(j.value("version", 0)));
-    d.model = j.value("model", "");
-    d.backend = j.value("backend", "");
-    d.device = j.value("device", "");
-    d.tool_version = j.value("tool_version", "");
-    d.seed = j.value("seed", uint64_t(0));
-    for (const json& l : j.at("layers")) {
+    const json j = json::parse(text);
+    if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"] != "parity-dump") {
+      throw Error("not a parity dump manifest (format is not parity-dump)");
+    }
+    if (!j.contains("version") || j["version"] != 1) throw Error("unsupported dump version " + (j.contains("version") ? j["version"].dump() : "(none)"));
+    d.model = optional_string(j, "model");
+    d.backend = optional_string(j, "backend");
+    d.device = optional_string(j, "device");
+    d.tool_version = optional_string(j, "tool_version");
+    if (j.contains("seed")) {
+      if (!j["seed"].is_number_unsigned()) throw Error("field \"seed\" is not an unsigned integer");
+      d.seed = j["seed"].get<uint64_t>();
+    }
+    const json& layers = field(j, "layers");
+    if (!layers.is_array()) throw Error("field \"layers\" is not an array");
+    for (const json& l : layers) {
       DumpLayer layer;
-      layer.index = l.at("index").get<int64_t>();
-      layer.name = l.at("name").get<std::string>();
-      layer.op = l.at("op").get<std::string>();
-      layer.params = l.at("params").get<std::string>();
-      layer.time_ms = l.value("time_ms", 0.0);
-      for (const json& t : l.at("inputs")) layer.inputs.push_back(tensor_info(t));
-      for (const json& t : l.at("outputs")) layer.outputs.push_back(tensor_info(t));
+      layer.index = integer_of(field(l, "index"), "index");
+      layer.name = string_at(l, "name");
+      layer.op = string_at(l, "op");
+      layer.params = string_at(l, "params");
+      if (l.contains("time_ms")) {
+        if (!l["time_ms"].is_number()) throw Error("field \"time_ms\" is not a number");
+        layer.time_ms = l["time_ms"].get<double>();
+      }
+      for (const char* list : {"inputs", "outputs"}) {
+        const json& tensors = field(l, list);
+        if (!tensors.is_array()) throw Error(std::string("field \"") + list + "\" is not an array");
+        for (const json& t : tensors) (list[0] == 'i' ? layer.inputs : layer.outputs).push_back(tensor_info(t));
+      }
       d.layers.push_back(std::move(layer));
     }
   } catch (const json::exception& e) {
@@ -70,10 +120,34 @@ Dump read_dump(const std::string& dir) {
     e.file(manifest);
     throw;
   }
+  return d;
+}
+
+Dump read_dump(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error("not a folder").file(dir);
+  const std::string manifest = dir + "/manifest.json";
+  if (!fs::exists(manifest, ec)) throw Error("no manifest.json: an incomplete dump (interrupted, or still being written)").file(dir);
+  std::ifstream in(manifest, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) throw Error("cannot read").file(manifest);
+  Dump d = parse_manifest(text, manifest);
+  d.dir = dir;
+  // Every listed file present, whole, and as described: a dump that passes this never fails a
+  // compare half way for a file, and hash-identical tensors (never read) are still checked.
+  std::set<std::string> checked;
   for (const DumpLayer& l : d.layers) {
     for (const auto* list : {&l.inputs, &l.outputs}) {
       for (const DumpTensorInfo& t : *list) {
-        if (!fs::exists(dir + "/" + t.file, ec)) throw Error("layer " + l.name + " lists a missing file").file(dir + "/" + t.file);
+        if (!checked.insert(t.file).second) continue;
+        const std::string path = dir + "/" + t.file;
+        if (!fs::exists(path, ec)) throw Error("layer " + l.name + " lists a missing file").file(path);
+        const NpyHeaderInfo h = read_npy_header(path);
+        if (std::string(dtype_name(h.dtype)) != t.dtype || h.shape.dims() != t.shape) {
+          throw Error("holds " + std::string(dtype_name(h.dtype)) + " " + h.shape.str() + ", the manifest says " + t.dtype + " " +
+                      Shape(t.shape).str())
+              .file(path);
+        }
       }
     }
   }

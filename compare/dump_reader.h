@@ -32,7 +32,12 @@ struct Dump {
 };
 
 // Throws parity::Error naming the folder or file: no manifest (incomplete dump), malformed
-// manifest, unknown format or version, a listed file missing.
+// manifest, unknown format or version, a listed file missing, truncated, or not holding the
+// dtype and shape the manifest gives (only headers are read here; data is read by load).
 Dump read_dump(const std::string& dir);
+
+// The manifest's content alone (no file is opened): `manifest` names it in errors and its folder
+// becomes Dump::dir. File names must be plain names inside the dump folder.
+Dump parse_manifest(std::string_view text, const std::string& manifest);
 
 }  // namespace parity

@@ -230,16 +230,19 @@ Header parse_header(const std::byte* bytes, size_t size) {
   return h;
 }
 
-void check_data(const Header& h, const std::byte* data, size_t available) {
+void check_size(const Header& h, size_t available) {
   const size_t needed = static_cast<size_t>(h.shape.byte_size(dtype_size(h.dtype)));
-  const std::string what = "shape " + h.shape.str() + " " + std::string(dtype_name(h.dtype)) +
-                           " needs " + std::to_string(needed) + " data bytes, the file has " +
-                           std::to_string(available);
-  if (available < needed) throw Error("truncated data: " + what);
-  if (available > needed) throw Error("data size does not match the shape: " + what);
+  if (available == needed) return;
+  throw Error(std::string(available < needed ? "truncated data" : "data size does not match the shape") + ": shape " +
+              h.shape.str() + " " + std::string(dtype_name(h.dtype)) + " needs " + std::to_string(needed) +
+              " data bytes, the file has " + std::to_string(available));
+}
+
+void check_data(const Header& h, const std::byte* data, size_t available) {
+  check_size(h, available);
   if (h.dtype == DType::Bool) {
     // A bool byte other than 0 or 1 is not a valid C++ bool; refuse it rather than read it.
-    for (size_t i = 0; i < needed; ++i) {
+    for (size_t i = 0; i < available; ++i) {
       const auto b = std::to_integer<uint8_t>(data[i]);
       if (b > 1) {
         throw Error("bool element " + std::to_string(i) + " holds byte " + std::to_string(b) +
@@ -308,6 +311,18 @@ Tensor read_npy(const std::string& path, const NpyReadOptions& options, NpyInfo*
     const bool map = file->size() >= options.map_threshold && h.data_offset % dtype_size(h.dtype) == 0;
     if (info) *info = NpyInfo{h.major, h.minor, h.data_offset, map};
     return map ? Tensor::view(h.dtype, h.shape, std::move(file), h.data_offset) : copy_data(h, data);
+  } catch (Error& e) {
+    e.file(path);
+    throw;
+  }
+}
+
+NpyHeaderInfo read_npy_header(const std::string& path) {
+  const auto file = MappedFile::open(path);
+  try {
+    const Header h = parse_header(file->data(), file->size());
+    check_size(h, file->size() - h.data_offset);  // the data pages are never touched
+    return {h.dtype, h.shape, h.data_offset};
   } catch (Error& e) {
     e.file(path);
     throw;

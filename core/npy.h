@@ -25,6 +25,16 @@ struct NpyReadOptions {
 
 Tensor read_npy(const std::string& path, const NpyReadOptions& options = {}, NpyInfo* info = nullptr);
 
+// The dtype and shape a .npy file declares, reading only its header (the rest stays unread in a
+// lazy mapping). Refuses what read_npy refuses, except bool bytes: a damaged header, and a file
+// whose size does not match its shape (truncated or padded).
+struct NpyHeaderInfo {
+  DType dtype = DType::Float32;
+  Shape shape;
+  size_t data_offset = 0;
+};
+NpyHeaderInfo read_npy_header(const std::string& path);
+
 // Parses a whole .npy image held in memory; `name` is used in error messages. The tensor owns a
 // copy of the data.
 Tensor parse_npy(const std::byte* bytes, size_t size, const std::string& name);
