@@ -1,7 +1,6 @@
 // parity bench: time op cases on two backends in one run and report totals and their ratio.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -9,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
@@ -55,9 +55,7 @@ int run_bench(const Options& o) {
                         {"backend_a", o.bench.backend_a}, {"backend_b", o.bench.backend_b},
                         {"repeat", o.bench.repeat}, {"total_ms_a", ta}, {"total_ms_b", tb}, {"rows", nlohmann::json::array()}};
     for (const BenchRow& r : rows) j["rows"].push_back({{"name", r.name}, {"line", r.line}, {"ms_a", r.ms_a}, {"ms_b", r.ms_b}});
-    std::ofstream out(o.json);
-    out << j.dump(2) << "\n";
-    if (!out) throw Error("cannot write").file(o.json);
+    write_file_atomically(o.json, j.dump(2) + "\n");
   }
   return kPassed;
 }

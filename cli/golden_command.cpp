@@ -49,11 +49,12 @@ int check(const Options& o) {
   return counts[1] ? kNumericMismatch : kPassed;
 }
 
-// Regenerates every pack beside the old ones, reports what moved, then swaps them in.
+// Regenerates every pack beside the old ones, reports what moved, then swaps them in (golden.h:
+// a kill at any point leaves the old packs, or a journal that the next update finishes).
 int update(const Options& o) {
-  const std::string fresh = o.root + "/.update", old = o.root + "/.previous";
+  const std::string fresh = o.root + "/.update";
+  if (finish_golden_swap(o.root, fresh)) fmt::print("finished the swap of an interrupted update\n");
   fs::remove_all(fresh);
-  fs::remove_all(old);
   write_golden_packs(fresh);
   for (const auto& e : fs::directory_iterator(fresh)) {
     const std::string name = e.path().filename().string(), current = o.root + "/" + name;
@@ -73,15 +74,7 @@ int update(const Options& o) {
     }
     fmt::print("{}: {} of {} layers moved\n", name, moved, r.layers.size());
   }
-  // Swap: each old pack aside, the new one in, then the old ones removed.
-  fs::create_directories(old);
-  for (const auto& e : fs::directory_iterator(fresh)) {
-    const std::string name = e.path().filename().string();
-    if (fs::exists(o.root + "/" + name)) fs::rename(o.root + "/" + name, old + "/" + name);
-    fs::rename(e.path(), o.root + "/" + name);
-  }
-  fs::remove_all(fresh);
-  fs::remove_all(old);
+  swap_in_golden_packs(o.root, fresh);
   fmt::print("golden packs written to {}; review with git diff --stat {}\n", o.root, o.root);
   return kPassed;
 }

@@ -2,6 +2,8 @@
 // main() only parses the command line, runs the chosen subcommand and maps failures to exit codes.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
+#include <filesystem>
 #include <iostream>
 #include <new>
 
@@ -26,6 +28,9 @@ std::string version_text() {
 
 int main(int argc, char** argv) {
   using namespace parity::cli;
+  // Past a file-size limit (ulimit -f), write() then fails with EFBIG, which the writers report
+  // as an I/O error naming the file, instead of the process dying from SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app(
       "parity: checks that a CUDA kernel computes what its CPU reference computes, on the tensor\n"
       "shapes a real model (YOLOv5) uses, and finds the first layer where two devices part ways.",
@@ -58,6 +63,8 @@ int main(int argc, char** argv) {
     try {
       return c.run();
     } catch (const parity::Error& e) {
+      std::cerr << "parity " << c.app->get_name() << ": " << e.what() << "\n";
+    } catch (const std::filesystem::filesystem_error& e) {
       std::cerr << "parity " << c.app->get_name() << ": " << e.what() << "\n";
     } catch (const std::bad_alloc&) {
       std::cerr << "parity " << c.app->get_name() << ": out of memory\n";

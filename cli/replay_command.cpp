@@ -1,7 +1,6 @@
 // parity replay: run case files (or one --case) on two backends and compare every output.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -9,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/gpu.h"
 #include "kernels/backend.h"
@@ -107,9 +107,7 @@ int run_replay(const Options& o) {
                         {"seed", o.replay.seed}, {"rows", rows},
                         {"summary", {{"passed", counts[0]}, {"failed", counts[1]}, {"mistrusted", counts[2]},
                                      {"skipped", counts[3]}, {"unsupported", counts[4]}}}};
-    std::ofstream out(o.json);
-    out << j.dump(2) << "\n";
-    if (!out) throw Error("cannot write").file(o.json);
+    write_file_atomically(o.json, j.dump(2) + "\n");
   }
   if (structural) return kStructuralMismatch;
   return counts[int(State::Failed)] ? kNumericMismatch : kPassed;

@@ -43,6 +43,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& op_packs() 
   return packs;
 }
 
+std::string journal_of(const std::string& root) { return root + "/.swap"; }
+
 void write_meta(const std::string& dir, const json& meta) { write_file_atomically(dir + "/golden.json", meta.dump(2) + "\n"); }
 
 void write_op_pack(const std::string& root, const std::string& op, const std::vector<std::string>& lines) {
@@ -75,8 +77,16 @@ std::vector<std::string> golden_packs(const std::string& root) {
   std::vector<std::string> out;
   std::error_code ec;
   if (!fs::is_directory(root, ec)) throw Error("no golden folder").file(root);
+  if (fs::exists(journal_of(root), ec)) {
+    throw Error("an interrupted golden update left packs half swapped in (run parity golden update to finish it)").file(root);
+  }
   for (const auto& e : fs::directory_iterator(root)) {
-    if (e.is_directory() && fs::exists(e.path() / "golden.json")) out.push_back(e.path().filename().string());
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || name[0] == '.') continue;  // .update, .previous: an update's scratch
+    for (const char* needed : {"manifest.json", "golden.json"}) {
+      if (!fs::exists(e.path() / needed, ec)) throw Error(std::string("pack without ") + needed + ": incomplete").file(e.path().string());
+    }
+    out.push_back(name);
   }
   std::sort(out.begin(), out.end());
   if (out.empty()) throw Error("holds no golden packs (run parity golden update)").file(root);
@@ -112,6 +122,54 @@ std::vector<GoldenLayerResult> check_golden_pack(const std::string& dir, const s
     results.push_back(std::move(r));
   }
   return results;
+}
+
+namespace {
+
+// Moves each listed pack of `fresh` into `root`, the old one aside into <root>/.previous first.
+// Idempotent: a pack already moved (no longer in `fresh`) is left alone, so a second run after a
+// kill finishes the first.
+void move_packs(const std::string& root, const std::string& fresh, const std::vector<std::string>& names) {
+  const std::string old = root + "/.previous";
+  fs::create_directories(old);
+  for (const std::string& name : names) {
+    const std::string incoming = fresh + "/" + name, current = root + "/" + name;
+    if (!fs::exists(incoming)) continue;
+    if (fs::exists(current)) {
+      fs::remove_all(old + "/" + name);
+      fs::rename(current, old + "/" + name);
+    }
+    fs::rename(incoming, current);
+  }
+  fs::remove_all(old);
+  fs::remove_all(fresh);
+  fs::remove(journal_of(root));
+}
+
+}  // namespace
+
+void swap_in_golden_packs(const std::string& root, const std::string& fresh) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(fresh)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  write_file_atomically(journal_of(root), json(names).dump() + "\n");
+  move_packs(root, fresh, names);
+}
+
+bool finish_golden_swap(const std::string& root, const std::string& fresh) {
+  if (!fs::exists(journal_of(root))) return false;
+  std::vector<std::string> names;
+  try {
+    std::ifstream in(journal_of(root));
+    names = json::parse(in).get<std::vector<std::string>>();
+  } catch (const json::exception& e) {
+    throw Error(std::string("unreadable swap journal: ") + e.what()).file(journal_of(root));
+  }
+  for (const std::string& n : names) {
+    if (n.empty() || n[0] == '.' || n.find('/') != std::string::npos) throw Error("swap journal names \"" + n + "\", not a pack").file(journal_of(root));
+  }
+  move_packs(root, fresh, names);
+  return true;
 }
 
 void write_golden_packs(const std::string& root) {

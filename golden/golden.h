@@ -27,7 +27,8 @@ struct GoldenLayerResult {
   double max_abs = 0;
 };
 
-// The packs under `root`, sorted by name.
+// The packs under `root`, sorted by name. Throws parity::Error when a pack folder lacks its
+// manifest or golden.json, or when an update was interrupted while swapping packs in.
 std::vector<std::string> golden_packs(const std::string& root);
 
 // Runs every layer of pack `dir` on `backend_name`. Throws parity::Error for a bad pack.
@@ -35,5 +36,14 @@ std::vector<GoldenLayerResult> check_golden_pack(const std::string& dir, const s
 
 // Writes every pack into `root` (a fresh folder).
 void write_golden_packs(const std::string& root);
+
+// Replacing the packs under `root` with those in `fresh` (its sub-folder) survives a kill at any
+// point: a journal (<root>/.swap, written atomically) lists the packs first; each old pack then
+// moves to <root>/.previous and the new one into its place; the journal goes last. While the
+// journal exists, golden_packs refuses the folder, and finish_golden_swap completes the swap.
+void swap_in_golden_packs(const std::string& root, const std::string& fresh);
+
+// Completes a swap a killed update left (see above); false when there was none.
+bool finish_golden_swap(const std::string& root, const std::string& fresh);
 
 }  // namespace parity

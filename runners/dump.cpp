@@ -28,9 +28,12 @@ DumpWriter::DumpWriter(std::string dir, DumpInfo info, bool force) : dir_(std::m
     if (!fs::is_directory(dir_, ec)) throw Error("exists and is not a folder").file(dir_);
     if (!fs::is_empty(dir_, ec)) {
       if (!force) throw Error("folder is not empty (use --force to overwrite)").file(dir_);
-      fs::remove(fs::path(dir_) / "manifest.json", ec);
+      // The manifest goes first: from here on the folder reads as an incomplete dump.
+      if (!fs::remove(fs::path(dir_) / "manifest.json", ec) && ec) throw Error("cannot remove the old manifest: " + ec.message()).file(dir_);
       for (const auto& e : fs::directory_iterator(dir_)) {
-        if (e.path().extension() == ".npy") fs::remove(e.path(), ec);
+        if (e.path().extension() == ".npy" && !fs::remove(e.path(), ec) && ec) {
+          throw Error("cannot remove an old dump file: " + ec.message()).file(e.path().string());
+        }
       }
     }
   } else if (!fs::create_directories(dir_, ec)) {

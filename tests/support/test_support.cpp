@@ -1,15 +1,18 @@
 #include "support/test_support.h"
 
 #include <fcntl.h>
-#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -30,25 +33,53 @@ TempDir::~TempDir() {
 }
 
 RunResult run_process(const std::vector<std::string>& argv) {
+  ProcessOptions none;
+  return run_process(argv, none);
+}
+
+// fork + exec rather than posix_spawn: the child may need a resource limit set before exec.
+RunResult run_process(const std::vector<std::string>& argv, ProcessOptions& options) {
   TempDir tmp;
   const std::string out_path = tmp.file("stdout"), err_path = tmp.file("stderr");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
   RunResult r;
-  if (rc != 0) {
-    r.err = "posix_spawn failed for " + argv[0];
+  const int out_fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const pid_t pid = (out_fd >= 0 && err_fd >= 0) ? ::fork() : -1;
+  if (pid == 0) {  // the child: only async-signal-safe calls until exec
+    ::dup2(out_fd, 1);
+    ::dup2(err_fd, 2);
+    if (options.file_size_limit >= 0) {
+      const rlimit lim{rlim_t(options.file_size_limit), rlim_t(options.file_size_limit)};
+      ::setrlimit(RLIMIT_FSIZE, &lim);
+    }
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  if (out_fd >= 0) ::close(out_fd);
+  if (err_fd >= 0) ::close(err_fd);
+  if (pid < 0) {
+    r.err = "cannot start " + argv[0];
     return r;
   }
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  options.killed = false;
+  if (options.kill_after_ms >= 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options.kill_after_ms);
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        options.killed = WIFSIGNALED(status);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  } else {
+    ::waitpid(pid, &status, 0);
+  }
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_text(out_path);
   r.err = read_text(err_path);
@@ -56,9 +87,14 @@ RunResult run_process(const std::vector<std::string>& argv) {
 }
 
 RunResult run_parity(const std::vector<std::string>& args) {
+  ProcessOptions none;
+  return run_parity(args, none);
+}
+
+RunResult run_parity(const std::vector<std::string>& args, ProcessOptions& options) {
   std::vector<std::string> argv = {PARITY_CLI};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv);
+  return run_process(argv, options);
 }
 
 std::string numpy_unavailable_reason() {

@@ -1,5 +1,6 @@
 #pragma once
 // Helpers shared by the test binaries: scratch folders, running the `parity` binary and Python.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,19 @@ struct RunResult {
   std::string out, err;
 };
 
+struct ProcessOptions {
+  int kill_after_ms = -1;         // SIGKILL the process this long after its start (if still running)
+  int64_t file_size_limit = -1;   // RLIMIT_FSIZE in bytes for the process (ulimit -f): a full disk
+  bool killed = false;            // out: the kill happened before the process ended
+};
+
 // Runs argv[0] with the given arguments (no shell), capturing stdout and stderr.
 RunResult run_process(const std::vector<std::string>& argv);
+RunResult run_process(const std::vector<std::string>& argv, ProcessOptions& options);
 
 // Runs the built `parity` binary.
 RunResult run_parity(const std::vector<std::string>& args);
+RunResult run_parity(const std::vector<std::string>& args, ProcessOptions& options);
 
 // Empty when /usr/bin/python3 can import numpy, else why it cannot (for GTEST_SKIP).
 std::string numpy_unavailable_reason();
