@@ -20,5 +20,7 @@ using AddParams = ElementwiseParams<AddTag>;
 // around as torch's do.
 Tensor add_ref(const AddParams& p, const Tensor& x, const Tensor& y);
 Tensor add_aten(const AddParams& p, const Tensor& x, const Tensor& y);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor add_cuda(const AddParams& p, const Tensor& x, const Tensor& y);
 
 }  // namespace parity

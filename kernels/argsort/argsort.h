@@ -23,5 +23,7 @@ struct ArgsortParams {
 
 Tensor argsort_ref(const ArgsortParams& p, const Tensor& x);
 Tensor argsort_aten(const ArgsortParams& p, const Tensor& x);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor argsort_cuda(const ArgsortParams& p, const Tensor& x);
 
 }  // namespace parity

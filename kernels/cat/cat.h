@@ -28,6 +28,8 @@ struct CatParams {
 
 Tensor cat_ref(const CatParams& p, const std::vector<Tensor>& xs);
 Tensor cat_aten(const CatParams& p, const std::vector<Tensor>& xs);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor cat_cuda(const CatParams& p, const std::vector<Tensor>& xs);
 
 OpFn cat_op(decltype(&cat_ref) fn);
 

@@ -32,5 +32,7 @@ struct DetectDecodeParams {
 Tensor detect_decode_ref(const DetectDecodeParams& p, const Tensor& x);
 // ATen replays YOLOv5's own float32 tensor arithmetic step by step.
 Tensor detect_decode_aten(const DetectDecodeParams& p, const Tensor& x);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor detect_decode_cuda(const DetectDecodeParams& p, const Tensor& x);
 
 }  // namespace parity

@@ -39,6 +39,8 @@ struct IndexParams {
 // inputs as IndexParams::inputs() lists them.
 Tensor index_ref(const IndexParams& p, const std::vector<Tensor>& in);
 Tensor index_aten(const IndexParams& p, const std::vector<Tensor>& in);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor index_cuda(const IndexParams& p, const std::vector<Tensor>& in);
 
 OpFn index_op(decltype(&index_ref) fn);
 

@@ -27,6 +27,8 @@ struct MaxDimParams {
 // Returns {values, indices}.
 std::vector<Tensor> max_dim_ref(const MaxDimParams& p, const Tensor& x);
 std::vector<Tensor> max_dim_aten(const MaxDimParams& p, const Tensor& x);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+std::vector<Tensor> max_dim_cuda(const MaxDimParams& p, const Tensor& x);
 
 OpFn max_dim_op(decltype(&max_dim_ref) fn);
 

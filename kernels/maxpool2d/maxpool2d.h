@@ -27,5 +27,7 @@ struct Maxpool2dParams {
 
 Tensor maxpool2d_ref(const Maxpool2dParams& p, const Tensor& x);
 Tensor maxpool2d_aten(const Maxpool2dParams& p, const Tensor& x);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor maxpool2d_cuda(const Maxpool2dParams& p, const Tensor& x);
 
 }  // namespace parity

@@ -37,17 +37,33 @@ struct NmsParams {
 
 // Area and IoU of boxes of a [N,4] x1y1x2y2 array, in float32 with torchvision's operation
 // order (so every decision at the threshold is torchvision's). Areas are passed in because the
-// greedy loop computes each once.
-inline float nms_area(const float* b, int64_t i) { return (b[i * 4 + 2] - b[i * 4]) * (b[i * 4 + 3] - b[i * 4 + 1]); }
-inline float nms_iou(const float* b, int64_t i, int64_t j, float area_i, float area_j) {
-  const float w = std::max(0.0f, std::min(b[i * 4 + 2], b[j * 4 + 2]) - std::max(b[i * 4], b[j * 4]));
-  const float h = std::max(0.0f, std::min(b[i * 4 + 3], b[j * 4 + 3]) - std::max(b[i * 4 + 1], b[j * 4 + 1]));
+// greedy loop computes each once. Shared by the reference, the compare classifier and the CUDA
+// kernel (host and device), with std::max/std::min's exact semantics spelled out for the device.
+#ifdef __CUDACC__
+#define PARITY_HOST_DEVICE __host__ __device__
+#else
+#define PARITY_HOST_DEVICE
+#endif
+PARITY_HOST_DEVICE inline float nms_max(float a, float b) { return a < b ? b : a; }  // std::max
+PARITY_HOST_DEVICE inline float nms_min(float a, float b) { return b < a ? b : a; }  // std::min
+PARITY_HOST_DEVICE inline float nms_area(const float* b, int64_t i) {
+  return (b[i * 4 + 2] - b[i * 4]) * (b[i * 4 + 3] - b[i * 4 + 1]);
+}
+// IoU of box a (the earlier in visiting order) and box b, each x1,y1,x2,y2.
+PARITY_HOST_DEVICE inline float nms_iou_pair(const float* a, const float* b, float area_a, float area_b) {
+  const float w = nms_max(0.0f, nms_min(a[2], b[2]) - nms_max(a[0], b[0]));
+  const float h = nms_max(0.0f, nms_min(a[3], b[3]) - nms_max(a[1], b[1]));
   const float inter = w * h;
-  return inter / (area_i + area_j - inter);
+  return inter / (area_a + area_b - inter);
+}
+PARITY_HOST_DEVICE inline float nms_iou(const float* b, int64_t i, int64_t j, float area_i, float area_j) {
+  return nms_iou_pair(b + i * 4, b + j * 4, area_i, area_j);
 }
 
 Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in);
 Tensor nms_aten(const NmsParams& p, const std::vector<Tensor>& in);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor nms_cuda(const NmsParams& p, const std::vector<Tensor>& in);
 
 // The boxes nms works on: in batched mode boxes + class * max_wh (float32), else boxes itself.
 Tensor nms_offset_boxes(const NmsParams& p, const std::vector<Tensor>& in);

@@ -23,5 +23,7 @@ struct NonzeroParams {
 
 Tensor nonzero_ref(const NonzeroParams& p, const Tensor& x);
 Tensor nonzero_aten(const NonzeroParams& p, const Tensor& x);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor nonzero_cuda(const NonzeroParams& p, const Tensor& x);
 
 }  // namespace parity

@@ -15,5 +15,7 @@ using SigmoidParams = ElementwiseParams<SigmoidTag>;
 // The reference computes in float64 and rounds once.
 Tensor sigmoid_ref(const SigmoidParams& p, const Tensor& x);
 Tensor sigmoid_aten(const SigmoidParams& p, const Tensor& x);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor sigmoid_cuda(const SigmoidParams& p, const Tensor& x);
 
 }  // namespace parity

@@ -15,5 +15,7 @@ using SiluParams = ElementwiseParams<SiluTag>;
 // The reference computes x / (1 + exp(-x)) in float64 and rounds once.
 Tensor silu_ref(const SiluParams& p, const Tensor& x);
 Tensor silu_aten(const SiluParams& p, const Tensor& x);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor silu_cuda(const SiluParams& p, const Tensor& x);
 
 }  // namespace parity

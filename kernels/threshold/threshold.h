@@ -23,5 +23,7 @@ struct ThresholdParams {
 
 Tensor threshold_ref(const ThresholdParams& p, const Tensor& x);
 Tensor threshold_aten(const ThresholdParams& p, const Tensor& x);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor threshold_cuda(const ThresholdParams& p, const Tensor& x);
 
 }  // namespace parity

@@ -23,5 +23,7 @@ struct UpsampleNearest2dParams {
 
 Tensor upsample_nearest2d_ref(const UpsampleNearest2dParams& p, const Tensor& x);
 Tensor upsample_nearest2d_aten(const UpsampleNearest2dParams& p, const Tensor& x);
+// The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
+Tensor upsample_nearest2d_cuda(const UpsampleNearest2dParams& p, const Tensor& x);
 
 }  // namespace parity

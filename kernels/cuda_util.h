@@ -1,0 +1,73 @@
+#pragma once
+// What every <op>_cuda.cu shares: checked CUDA calls, device memory owned by RAII buffers with
+// guard regions, and host <-> device copies of parity tensors. Included from .cu files only
+// (LibTorch's headers stay out of them: they cost 16 s per file to compile).
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/tensor.h"
+
+namespace parity::cuda {
+
+// Throws parity::Error "CUDA <what>: <error string>" unless `status` is cudaSuccess.
+void check(cudaError_t status, const char* what);
+#define PARITY_CUDA_CHECK(call) ::parity::cuda::check((call), #call)
+
+// After a launch: the launch error, then (kernels run asynchronously) the execution error, so a
+// fault is reported by the launch that caused it.
+void check_launch(const char* kernel);
+
+// Blocks of `threads` covering n items, capped so grid-stride loops take the rest.
+inline unsigned blocks_for(int64_t n, int threads) {
+  const int64_t b = (n + threads - 1) / threads;
+  return unsigned(b < 1 ? 1 : (b > 65535 * 16 ? 65535 * 16 : b));
+}
+
+// Device memory for `bytes`, with kGuardBytes before and after filled with kSentinel. Every op
+// checks the guards of its outputs after its kernels ran: a kernel that writes outside its output
+// is an error naming the op, not silent corruption. Move-only; freed on destruction. No managed
+// memory anywhere.
+class DeviceBuffer {
+ public:
+  static constexpr size_t kGuardBytes = 256;  // keeps data() 256-byte aligned, as cudaMalloc's
+  static constexpr unsigned char kSentinel = 0xA5;
+
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return base_ ? static_cast<unsigned char*>(base_) + kGuardBytes : nullptr; }
+  template <typename T> T* as() const { return static_cast<T*>(data()); }
+  size_t bytes() const { return bytes_; }
+  // Throws parity::Error naming `what` when a guard byte changed.
+  void check_guards(const std::string& what) const;
+
+ private:
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+DeviceBuffer to_device(const Tensor& t);
+// Checks the guards, then copies `shape` elements of `dtype` back.
+Tensor to_host(const DeviceBuffer& b, DType dtype, const Shape& shape, const std::string& what);
+
+// One value copied back (a count written by a kernel or by CUB).
+template <typename T> T read_scalar(const T* device_ptr) {
+  T v{};
+  PARITY_CUDA_CHECK(cudaMemcpy(&v, device_ptr, sizeof(T), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+// Throws parity::Error when the backend cannot run here (no GPU), naming the op.
+void require_gpu(const char* op);
+
+}  // namespace parity::cuda
