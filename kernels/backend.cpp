@@ -43,14 +43,13 @@ class TableBackend : public Backend {
 
   std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const override {
     const std::string op = op_name_of(line);
-    const auto it = ops_.find(op);
-    if (it == ops_.end()) {
-      op_entry(op);  // throws for an op nobody knows
-      throw Error("backend " + name_ + " has no " + op + " implementation");
-    }
+    op_entry(op);  // throws for an op nobody knows
+    // Why the backend cannot run says more than which op it lacks (a build without CUDA has none).
     if (const std::string why = unavailable_reason(); !why.empty()) {
       throw Error("backend " + name_ + " cannot run here: " + why);
     }
+    const auto it = ops_.find(op);
+    if (it == ops_.end()) throw Error("backend " + name_ + " has no " + op + " implementation");
     return it->second(line, inputs);
   }
 
