@@ -111,8 +111,8 @@ int bisect(const Options& o) {
 }
 
 void common_flags(CLI::App* app, Options& o) {
-  app->add_option("a", o.a, "dump A, the expected side")->required();
-  app->add_option("b", o.b, "dump B")->required();
+  app->add_option("dump_a", o.a, "dump A, the expected side")->required();
+  app->add_option("dump_b", o.b, "dump B, the side under test")->required();
   app->add_option("--atol", o.atol, "absolute tolerance for float outputs (with --rtol)");
   app->add_option("--rtol", o.rtol, "relative tolerance for float outputs (with --atol)");
   app->add_option("--tol-file", o.tol_file, "JSON {\"<layer or op regex>\": {\"atol\": X, \"rtol\": Y}}");
