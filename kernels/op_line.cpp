@@ -12,9 +12,22 @@
 namespace parity {
 
 namespace {
+// Every integer and dimension of an op line stays within int32's range, so the params' shape
+// arithmetic (products of two fields, sums over a few hundred inputs) can never overflow int64.
+// No tensor parity meets has a dimension past 2^31 - 1.
+constexpr int64_t kMaxLineInt = 2147483647;
+
 bool parse_int(const std::string& s, int64_t& out) {
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+  return !s.empty() && ec == std::errc() && p == s.data() + s.size() && out >= -kMaxLineInt && out <= kMaxLineInt;
+}
+
+Shape bounded_shape(const std::string& text) {
+  Shape s = Shape::parse(text);
+  for (int64_t d : s.dims()) {
+    if (d > kMaxLineInt) throw Error("dimension " + std::to_string(d) + " exceeds 2147483647");
+  }
+  return s;
 }
 }  // namespace
 
@@ -58,7 +71,7 @@ std::optional<Shape> OpLine::optional_shape(const std::string& key) {
   const auto v = take(key);
   if (!v) return std::nullopt;
   try {
-    return Shape::parse(*v);
+    return bounded_shape(*v);
   } catch (const Error& e) {
     fail(key, *v, e.message());
   }
@@ -73,7 +86,7 @@ std::vector<Shape> OpLine::shape_list(const std::string& key) {
     const size_t comma = v->find(',', pos);
     const std::string part = v->substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     try {
-      out.push_back(Shape::parse(part));
+      out.push_back(bounded_shape(part));
     } catch (const Error& e) {
       fail(key, *v, e.message());
     }
@@ -87,7 +100,7 @@ int64_t OpLine::integer(const std::string& key, int64_t fallback) {
   const auto v = take(key);
   if (!v) return fallback;
   int64_t out = 0;
-  if (!parse_int(*v, out)) fail(key, *v, "not an integer");
+  if (!parse_int(*v, out)) fail(key, *v, "not an integer within +-2147483647");
   return out;
 }
 
