@@ -39,7 +39,7 @@ int64_t integer_of(const json& v, const char* key) {
   return v.get<int64_t>();
 }
 
-// Optional fields: absent reads as `fallback`, present must have the right type.
+// Optional fields: absent reads as empty, present must have the right type.
 std::string optional_string(const json& j, const char* key) { return j.contains(key) ? string_at(j, key) : ""; }
 
 DumpTensorInfo tensor_info(const json& j) {
@@ -53,12 +53,22 @@ DumpTensorInfo tensor_info(const json& j) {
   t.source = field(j, "source").is_null() ? "" : string_at(j, "source");
   t.hash = optional_string(j, "hash");
   // A manifest names files of its own folder only: never a path that reaches outside it.
-  if (t.file.empty() || t.file[0] == '.' || t.file.find('/') != std::string::npos || t.file.find('\0') != std::string::npos) {
+  if (!is_plain_name(t.file)) {
     throw Error("tensor file \"" + t.file + "\" is not a plain file name in the dump folder");
   }
   if (!dtype_from_name(t.dtype)) throw Error("tensor " + t.file + " has unknown dtype \"" + t.dtype + "\"");
   Shape(t.shape);  // throws on a negative or overflowing dimension
   return t;
+}
+
+// A tensor file's content against its manifest entry (checked on opening the dump, and again on
+// loading, since the file may have changed in between).
+void check_as_listed(const std::string& path, DType dtype, const Shape& shape, const DumpTensorInfo& t) {
+  if (std::string(dtype_name(dtype)) != t.dtype || shape.dims() != t.shape) {
+    throw Error("holds " + std::string(dtype_name(dtype)) + " " + shape.str() + ", the manifest says " + t.dtype + " " +
+                Shape(t.shape).str())
+        .file(path);
+  }
 }
 
 std::string parent_of(const std::string& path) {
@@ -67,14 +77,14 @@ std::string parent_of(const std::string& path) {
 }
 }  // namespace
 
+bool is_plain_name(std::string_view name) {
+  return !name.empty() && name[0] != '.' && name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
+}
+
 Tensor Dump::load(const DumpTensorInfo& t) const {
   const std::string path = dir + "/" + t.file;
   Tensor x = read_npy(path);
-  if (std::string(dtype_name(x.dtype())) != t.dtype || x.shape().dims() != t.shape) {
-    throw Error("holds " + std::string(dtype_name(x.dtype())) + " " + x.shape().str() + ", the manifest says " + t.dtype +
-                " " + Shape(t.shape).str())
-        .file(path);
-  }
+  check_as_listed(path, x.dtype(), x.shape(), t);
   return x;
 }
 
@@ -143,11 +153,7 @@ Dump read_dump(const std::string& dir) {
         const std::string path = dir + "/" + t.file;
         if (!fs::exists(path, ec)) throw Error("layer " + l.name + " lists a missing file").file(path);
         const NpyHeaderInfo h = read_npy_header(path);
-        if (std::string(dtype_name(h.dtype)) != t.dtype || h.shape.dims() != t.shape) {
-          throw Error("holds " + std::string(dtype_name(h.dtype)) + " " + h.shape.str() + ", the manifest says " + t.dtype + " " +
-                      Shape(t.shape).str())
-              .file(path);
-        }
+        check_as_listed(path, h.dtype, h.shape, t);
       }
     }
   }

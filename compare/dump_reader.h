@@ -3,6 +3,7 @@
 // a manifest is an incomplete dump and is refused; so is a manifest naming a missing file.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/tensor.h"
@@ -35,6 +36,11 @@ struct Dump {
 // manifest, unknown format or version, a listed file missing, truncated, or not holding the
 // dtype and shape the manifest gives (only headers are read here; data is read by load).
 Dump read_dump(const std::string& dir);
+
+// A plain name of a file or folder inside another: not empty, no '/', no NUL, not starting with
+// '.' (so never "..", and never a hidden scratch file). Manifests name their tensors so; golden's
+// swap journal names its packs so.
+bool is_plain_name(std::string_view name);
 
 // The manifest's content alone (no file is opened): `manifest` names it in errors and its folder
 // becomes Dump::dir. File names must be plain names inside the dump folder.

@@ -166,7 +166,7 @@ bool finish_golden_swap(const std::string& root, const std::string& fresh) {
     throw Error(std::string("unreadable swap journal: ") + e.what()).file(journal_of(root));
   }
   for (const std::string& n : names) {
-    if (n.empty() || n[0] == '.' || n.find('/') != std::string::npos) throw Error("swap journal names \"" + n + "\", not a pack").file(journal_of(root));
+    if (!is_plain_name(n)) throw Error("swap journal names \"" + n + "\", not a pack").file(journal_of(root));
   }
   move_packs(root, fresh, names);
   return true;

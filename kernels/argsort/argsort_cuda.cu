@@ -1,9 +1,9 @@
 // argsort on the device: CUB's radix sort (stable) of (key, index) pairs, ascending or
-// descending. Keys are normalised first so the order is the reference's: every NaN becomes one
-// positive NaN (above +inf; last ascending, first descending) and -0.0 becomes +0.0 (they tie).
+// descending, on keys normalised so the order is the reference's (cuda_sort_key.cuh).
 #include <cub/device/device_radix_sort.cuh>
 
 #include "kernels/argsort/argsort.h"
+#include "kernels/cuda_sort_key.cuh"
 #include "kernels/cuda_util.h"
 
 namespace parity {
@@ -11,8 +11,7 @@ namespace parity {
 namespace {
 __global__ void keys_kernel(const float* __restrict__ x, int64_t n, float* __restrict__ keys, int64_t* __restrict__ index) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const float v = x[i];
-    keys[i] = isnan(v) ? __int_as_float(0x7fffffff) : (v == 0.0f ? 0.0f : v);
+    keys[i] = cuda::sort_key(x[i]);
     index[i] = i;
   }
 }

@@ -2,8 +2,7 @@
 // per (row block, column block) pair writes a 64-bit mask of the later boxes each box
 // suppresses; a greedy pass over the masks keeps the boxes. Equal to the reference:
 //   order  CUB's radix sort (stable) on the scores, descending, so equal scores keep index
-//          order; keys normalised first so that every NaN sorts above every number and -0.0
-//          ties with +0.0, as the reference's comparison sees them;
+//          order, on keys normalised as the reference's comparison sees them (cuda_sort_key.cuh);
 //   IoU    nms_iou (nms.h), the reference's float32 formula, compiled without contraction
 //          (--fmad=false), compared with the threshold in float64 as the reference does;
 //   offset the batched class shift in float32, product then sums, as nms_offset_boxes.
@@ -13,6 +12,7 @@
 
 #include <cstring>
 
+#include "kernels/cuda_sort_key.cuh"
 #include "kernels/cuda_util.h"
 #include "kernels/nms/nms.h"
 
@@ -25,8 +25,7 @@ __global__ void prepare_kernel(const float* __restrict__ boxes, const float* __r
                                float max_wh, int64_t n, float* __restrict__ keys, int64_t* __restrict__ index,
                                float* __restrict__ shifted) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const float s = scores[i];
-    keys[i] = isnan(s) ? __int_as_float(0x7fffffff) : (s == 0.0f ? 0.0f : s);
+    keys[i] = cuda::sort_key(scores[i]);
     index[i] = i;
     const float shift = classes ? classes[i] * max_wh : 0.0f;
 #pragma unroll

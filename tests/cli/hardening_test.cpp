@@ -23,8 +23,7 @@ std::string joined(const std::vector<std::string>& args) {
 
 // Exit 3, exactly one line on stderr, and that line contains `needle`.
 void expect_refused(const std::vector<std::string>& args, const std::string& needle) {
-  test::ProcessOptions none;
-  const auto r = run_parity(args, none);
+  const auto r = run_parity(args);
   EXPECT_EQ(r.exit_code, 3) << joined(args) << "\nstdout: " << r.out << "\nstderr: " << r.err;
   EXPECT_EQ(test::lines_of(r.err).size(), 1u) << joined(args) << "\nstderr: " << r.err;
   EXPECT_NE(r.err.find(needle), std::string::npos) << joined(args) << "\nexpected \"" << needle << "\" in: " << r.err;
