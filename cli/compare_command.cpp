@@ -8,7 +8,7 @@
 #include "cli/exit_codes.h"
 #include "compare/dump_compare.h"
 #include "compare/report.h"
-#include "compare/tolerance.h"
+#include "compare/judge.h"
 #include "core/error.h"
 #include "kernels/backend.h"
 
@@ -17,22 +17,26 @@ namespace parity::cli {
 namespace {
 
 struct Options {
-  std::string a, b, json, csv, html, tol_file, layers, rerun;
+  std::string a, b, json, csv, html, tol_file, layers, rerun, judge = "ref";
   double atol = -1, rtol = -1;
   bool all = false;
 };
 
-ReportHeader header_of(const Dump& a, const Dump& b) {
+ReportHeader header_of(const Options& o, const Dump& a, const Dump& b) {
   auto text = [](const Dump& d) { return fmt::format("{} ({} on {}, {}, seed {})", d.dir, d.model, d.backend, d.device, d.seed); };
-  return {text(a), text(b)};
+  return {text(a), text(b), o.judge};
 }
 
 CompareResult run_compare(const Options& o, const Dump& a, const Dump& b) {
   CompareOptions co;
   if ((o.atol >= 0) != (o.rtol >= 0)) throw Error("--atol and --rtol go together");
   if (o.atol >= 0 && !o.tol_file.empty()) throw Error("give --atol/--rtol or --tol-file, not both");
-  if (o.atol >= 0) co.tolerance = ToleranceOverride{o.atol, o.rtol};
-  if (!o.tol_file.empty()) co.per_layer = read_tolerance_file(o.tol_file);
+  if (o.atol >= 0) co.judge.tolerance = ToleranceOverride{o.atol, o.rtol};
+  if (!o.tol_file.empty()) co.judge.per_layer = read_tolerance_file(o.tol_file);
+  co.judge.judge = o.judge;
+  if (const std::string why = backend(o.judge).unavailable_reason(); !why.empty()) {
+    throw Error("--judge " + o.judge + " cannot run here: " + why);
+  }
   if (!o.layers.empty()) {
     try {
       co.layers = std::regex(o.layers);
@@ -43,38 +47,46 @@ CompareResult run_compare(const Options& o, const Dump& a, const Dump& b) {
   return compare_dumps(a, b, co);
 }
 
-// A structural difference downstream of a numeric origin (a different count of candidates)
-// is part of that divergence: exit 2 is for structure that differs on its own.
 int exit_code(const CompareResult& r) {
-  if (r.structural_origins) return kStructuralMismatch;
-  return r.failed ? kNumericMismatch : kPassed;
+  return verdict_exit_code(int(r.layers.size()), r.failed + r.unchecked, r.structural_origins);
 }
 
 int compare(const Options& o) {
   const Dump a = read_dump(o.a), b = read_dump(o.b);
   const CompareResult r = run_compare(o, a, b);
-  const ReportHeader h = header_of(a, b);
+  const ReportHeader h = header_of(o, a, b);
   write_table(std::cout, r, h, ::isatty(1), o.all);
+  if (r.layers.empty()) fmt::print("nothing checked: --layers '{}' matches no layer\n", o.layers);
   if (!o.json.empty()) write_json(o.json, r, h);
   if (!o.csv.empty()) write_csv(o.csv, r);
   if (!o.html.empty()) write_html(o.html, r, h);
   return exit_code(r);
 }
 
-// Runs the origin layer again on `backend_name` with A's inputs and compares with A's output.
-void rerun(const Dump& a, const std::string& layer, const std::string& backend_name) {
-  const DumpLayer* l = nullptr;
-  for (const DumpLayer& x : a.layers) l = x.name == layer ? &x : l;
-  if (!l) return;
-  std::vector<Tensor> in;
-  for (const DumpTensorInfo& t : l->inputs) in.push_back(a.load(t));
-  const std::vector<Tensor> out = backend(backend_name).run(l->params, in);
-  for (size_t k = 0; k < out.size() && k < l->outputs.size(); ++k) {
-    const Tensor expected = a.load(l->outputs[k]);
-    const TensorDiff d = compare_tensors(expected, out[k], tolerance_for(l->params, k, expected.dtype(), in));
-    fmt::print("rerun of {} on {} with A's inputs, {}: {}  max abs {:.3g}, {} of {} out of tolerance{}\n", layer, backend_name,
-               l->outputs[k].role, state_name(d.state), d.max_abs, d.bad, d.count,
-               d.state == State::Failed ? " - the kernel itself is wrong on these inputs" : " - this backend reproduces A here");
+// Runs the origin layer again on `backend_name` with each defective side's own inputs, and judges
+// that run against the side's recorded output: which of the two the judge agrees with.
+void rerun(const Options& o, const Dump& a, const Dump& b, const LayerReport& origin) {
+  const Backend& be = backend(o.rerun);
+  JudgeOptions jo;
+  jo.judge = o.judge;
+  for (const auto& [side, d] : {std::pair<const char*, const Dump*>{"A", &a}, {"B", &b}}) {
+    const DumpLayer* l = nullptr;
+    for (const DumpLayer& x : d->layers) l = x.name == origin.name && x.occurrence == origin.occurrence ? &x : l;
+    if (!l || l->inputs.empty()) continue;
+    const LayerSide recorded = layer_side(*d, *l);
+    LayerSide again;
+    again.line = l->params, again.roles = recorded.roles, again.inputs = recorded.inputs;
+    again.outputs = be.run(l->params, recorded.inputs());
+    const LayerVerdict v = judge_layer(l->name, recorded, again, true, jo);
+    std::string what;
+    if (!v.differs) {
+      what = fmt::format("{} reproduces {}'s output", be.name(), side);
+    } else {
+      what = fmt::format("{} differs from {}'s output; against the judge ({}): {} {}, {} {}", be.name(), side, o.judge, side,
+                         v.a.ran ? (v.a.ok ? "matches" : "does not match") : "unchecked", be.name(),
+                         v.b.ran ? (v.b.ok ? "matches" : "does not match") : "unchecked");
+    }
+    fmt::print("rerun of {} on {} with {}'s inputs: {}\n", origin.name, be.name(), side, what);
   }
 }
 
@@ -82,32 +94,47 @@ int bisect(const Options& o) {
   if (!o.rerun.empty()) backend(o.rerun);  // an unknown name is a usage error, divergence or not
   const Dump a = read_dump(o.a), b = read_dump(o.b);
   const CompareResult r = run_compare(o, a, b);
+  for (const std::string& p : r.provenance) fmt::print("provenance differs: {}\n", p);
+  const int code = exit_code(r);
   if (r.origin < 0) {
-    if (r.failed) {
-      fmt::print("no origin: {} layers fail, none with inputs that agree (structural differences: {})\n", r.failed, r.structural);
-      return kNumericMismatch;
+    if (code == kNothingChecked) {
+      fmt::print("nothing checked: --layers '{}' matches no layer\n", o.layers);
+    } else if (code != kPassed) {
+      // Differences no local check could pin on a side: never a confident origin.
+      for (const LayerReport& l : r.layers) {
+        if (l.state == State::Failed || l.state == State::Unchecked) {
+          fmt::print("no confident origin: first unexplained difference at {} (layer {}, {}): {}: {}\n", l.name, l.index, l.op,
+                     state_name(l.state), l.note());
+          break;
+        }
+      }
+    } else {
+      fmt::print("no divergence: {}\n", summary_line(r));
     }
-    fmt::print("no divergence: {}\n", summary_line(r));
-    return kPassed;
+  } else {
+    const LayerReport& origin = r.layers[size_t(r.origin)];
+    fmt::print("origin: {} (layer {}, {})\n  defective: {}\n  {}\n  call: {}\n", origin.name, origin.index, origin.op,
+               origin.defective == Sides::None ? "neither kernel: the data the two runs were given" : sides_name(origin.defective),
+               origin.reason, origin.params);
+    std::vector<std::string> propagated;
+    for (const LayerReport& l : r.layers) {
+      if (!l.propagated_from.empty()) propagated.push_back(l.name);
+    }
+    if (!propagated.empty()) {
+      fmt::print("propagated: {} later layers differ as far as their inputs do, {} .. {}\n", propagated.size(), propagated.front(),
+                 propagated.back());
+    }
+    for (int64_t i : r.other_origins) {
+      const LayerReport& l = r.layers[size_t(i)];
+      fmt::print("also an origin: {} (layer {}, defective: {}): {}\n", l.name, l.index,
+                 l.defective == Sides::None ? "the data" : sides_name(l.defective), l.reason);
+    }
+    if (!o.rerun.empty()) rerun(o, a, b, origin);
   }
-  const LayerReport& origin = r.layers[size_t(r.origin)];
-  fmt::print("origin: {} (layer {}, {})\n  state: {}{}\n  {}\n  call: {}\n", origin.name, origin.index, origin.op,
-             state_name(origin.state), origin.explained ? " (differences explained)" : "", origin.reason, origin.params);
-  std::vector<std::string> propagated;
-  for (const LayerReport& l : r.layers) {
-    if (!l.propagated_from.empty()) propagated.push_back(l.name);
-  }
-  if (!propagated.empty()) {
-    fmt::print("propagated: {} later layers diverge with differing inputs, {} .. {}\n", propagated.size(), propagated.front(),
-               propagated.back());
-  }
-  for (int64_t i : r.other_origins) {
-    const LayerReport& l = r.layers[size_t(i)];
-    fmt::print("also diverges with agreeing inputs: {} ({}): {}\n", l.name, state_name(l.state), l.reason);
-  }
-  if (!o.rerun.empty()) rerun(a, origin.name, o.rerun);
-  if (!o.json.empty()) write_json(o.json, r, header_of(a, b));
-  return kNumericMismatch;
+  fmt::print("{}\n", summary_line(r));
+  if (!o.json.empty()) write_json(o.json, r, header_of(o, a, b));
+  if (!o.html.empty()) write_html(o.html, r, header_of(o, a, b));
+  return code;
 }
 
 void common_flags(CLI::App* app, Options& o) {
@@ -117,6 +144,9 @@ void common_flags(CLI::App* app, Options& o) {
   app->add_option("--rtol", o.rtol, "relative tolerance for float outputs (with --atol)");
   app->add_option("--tol-file", o.tol_file, "JSON {\"<layer or op regex>\": {\"atol\": X, \"rtol\": Y}}");
   app->add_option("--json", o.json, "write the full report as JSON");
+  app->add_option("--html", o.html, "write one self-contained page: the table and a per-layer error plot");
+  app->add_option("--layers", o.layers, "only report layers whose name matches this regular expression (all are judged)");
+  app->add_option("--judge", o.judge, "the backend that runs each differing layer on each side's own inputs")->capture_default_str();
 }
 
 }  // namespace
@@ -126,26 +156,27 @@ Command add_compare_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("compare", "Compare two dumps layer by layer: structure first, then values under the tolerance policy");
   common_flags(app, *o);
   app->add_option("--csv", o->csv, "write one row per output tensor as CSV");
-  app->add_option("--html", o->html, "write one self-contained page: the table and a per-layer error plot");
-  app->add_option("--layers", o->layers, "only show layers whose name matches this regular expression");
   app->add_flag("--all", o->all, "also one row per output of multi-output layers");
-  app->footer(
-      "Rows: state (* marks the origin of a divergence), max abs, mean abs, max rel, cosine, max ULP, % out of\n"
-      "tolerance, worst element (flat index), layer. Tolerances: float32 atol 1e-5 rtol 1.3e-6 (torch.testing's),\n"
-      "float64 1e-7/1e-7, float16 1e-5/1e-3; conv2d adds (K + 2) * 2^-24 * sum|x*w| per element; integers exact;\n"
-      "NMS keep lists classify differences (score ties, IoU within 1e-5 of the threshold) and fail on unexplained ones.\n"
-      "Exit codes: 0 passed, 1 numeric mismatch, 2 structural mismatch, 3 usage or I/O error (incomplete dump).");
+  app->footer(std::string(
+      "Rows: state (* marks an origin), max abs, mean abs, max rel, cosine, max ULP, % out of tolerance, worst\n"
+      "element (index, both values in the note), layer, note. Tolerances: float32 atol 1e-5 rtol 1.3e-6\n"
+      "(torch.testing's), float64 1e-7/1e-7, float16 1e-5/1e-3; conv2d adds (K + 2) * 2^-24 * sum|x*w| per element;\n"
+      "integers exact. An output beyond tolerance is re-run by the judge on each side's own inputs: a side that\n"
+      "does not match it is defective there (an origin); both matching means the difference is explained by the\n"
+      "inputs (PASSED, or FAILED as propagated when an origin lies upstream). nms and argsort pass any valid answer\n"
+      "(score ties, IoUs within 1e-5 of the threshold). Every tensor's hash is computed from its bytes.\n") +
+      kExitCodeFooter);
   return {app, [o] { return compare(*o); }};
 }
 
 Command add_bisect_command(CLI::App& parent) {
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand(
-      "bisect", "Name the first layer where two dumps part ways: its inputs agree and its outputs do not; later failures are "
-                "propagated");
+      "bisect", "Name the first layer where two dumps part ways: the first layer whose output, on either side, is not what "
+                "the judge computes from that side's own inputs; later failures are propagated from it");
   common_flags(app, *o);
-  app->add_option("--rerun", o->rerun, "run the origin layer again on this backend with A's inputs and report its local error");
-  app->footer("Exit codes: 0 nothing diverges, 1 a divergence, 3 usage or I/O error.");
+  app->add_option("--rerun", o->rerun, "run the origin layer again on this backend with each side's inputs and judge it");
+  app->footer(kExitCodeFooter);
   return {app, [o] { return bisect(*o); }};
 }
 

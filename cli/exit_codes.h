@@ -1,12 +1,24 @@
 #pragma once
-// Exit codes shared by every subcommand (DESIGN.md).
+// Exit codes shared by every subcommand (docs/DESIGN.md).
 namespace parity::cli {
 
 enum ExitCode : int {
   kPassed = 0,
-  kNumericMismatch = 1,
-  kStructuralMismatch = 2,
-  kUsageOrIoError = 3,
+  kNumericMismatch = 1,     // a numeric difference no input explains, or one that could not be checked
+  kStructuralMismatch = 2,  // an unexplained structural one: a missing layer, another call, shape, dtype, count
+  kUsageOrIoError = 3,      // bad flag, unreadable or corrupt file, incomplete dump
+  kNothingChecked = 4,      // every case SKIPPED or UNSUPPORTED, or a filter matched nothing (ctest: skipped)
 };
+
+// The one rule every checking command follows.
+inline int verdict_exit_code(int checked, int failed_or_unchecked, int structural_unexplained) {
+  if (checked == 0) return kNothingChecked;
+  if (structural_unexplained) return kStructuralMismatch;
+  return failed_or_unchecked ? kNumericMismatch : kPassed;
+}
+
+inline constexpr const char* kExitCodeFooter =
+    "Exit codes: 0 everything checked passed, 1 numeric mismatch (or unchecked), 2 unexplained structural mismatch,\n"
+    "3 usage, I/O or corrupt dump, 4 nothing was checked (all skipped or unsupported, or a filter matched nothing).";
 
 }  // namespace parity::cli

@@ -28,25 +28,33 @@ int check(const Options& o) {
     if (std::find(packs.begin(), packs.end(), o.pack) == packs.end()) throw Error("no golden pack " + o.pack).file(o.root);
     packs = {o.pack};
   }
-  int counts[5] = {0, 0, 0, 0, 0};
+  int counts[kStateCount] = {};
+  int explained = 0, structural = 0;
   std::string skipped_reason;
   for (const std::string& p : packs) {
     int pack_failed = 0, pack_layers = 0;
     for (const GoldenLayerResult& r : check_golden_pack(o.root + "/" + p, o.backend)) {
       ++counts[int(r.state)], ++pack_layers;
+      explained += r.explained;
+      structural += r.structural && r.state == State::Failed;
       if (r.state == State::Skipped) skipped_reason = r.reason;
-      if (r.state == State::Failed) {
-        ++pack_failed;
-        fmt::print("FAILED  {}/{}  {}\n        {}\n", r.pack, r.layer, r.line, r.reason);
+      if (r.state == State::Failed || r.state == State::Unchecked || r.state == State::Mistrusted) {
+        pack_failed += r.state != State::Mistrusted;
+        fmt::print("{:<10}  {}/{}  {}\n            {}\n", state_name(r.state), r.pack, r.layer, r.line, r.reason);
       }
     }
     fmt::print("{:<12} {} layers, {}\n", p, pack_layers, pack_failed ? fmt::format("{} FAILED", pack_failed) : std::string("ok"));
   }
-  const int total = counts[0] + counts[1] + counts[2] + counts[3] + counts[4];
-  fmt::print("golden on {}: {} layers in {} packs: {} passed, {} failed, {} skipped, {} unsupported\n", o.backend, total, packs.size(),
-             counts[0] + counts[2], counts[1], counts[3], counts[4]);
-  if (counts[3] == total) fmt::print("SKIPPED: every layer: {}\n", skipped_reason);
-  return counts[1] ? kNumericMismatch : kPassed;
+  int total = 0;
+  for (int c : counts) total += c;
+  const int checked = total - counts[int(State::Skipped)] - counts[int(State::Unsupported)];
+  fmt::print("golden on {}: {} layers in {} packs: {} passed ({} explained by the judge), {} failed, {} mistrusted, {} unchecked, "
+             "{} skipped, {} unsupported\n",
+             o.backend, total, packs.size(), counts[int(State::Passed)], explained, counts[int(State::Failed)],
+             counts[int(State::Mistrusted)], counts[int(State::Unchecked)], counts[int(State::Skipped)],
+             counts[int(State::Unsupported)]);
+  if (checked == 0) fmt::print("NOTHING CHECKED: every layer was skipped or unsupported ({})\n", skipped_reason);
+  return verdict_exit_code(checked, counts[int(State::Failed)] + counts[int(State::Unchecked)], structural);
 }
 
 // Regenerates every pack beside the old ones, reports what moved, then swaps them in (golden.h:
@@ -65,8 +73,8 @@ int update(const Options& o) {
     const CompareResult r = compare_dumps(read_dump(current), read_dump(e.path().string()), CompareOptions{});
     int moved = 0;
     for (const LayerReport& l : r.layers) {
-      bool identical = !l.outputs.empty();
-      for (const TensorReport& t : l.outputs) identical = identical && t.identical;
+      bool identical = !l.verdict.outputs.empty();
+      for (const OutputVerdict& t : l.verdict.outputs) identical = identical && t.identical;
       if (identical) continue;
       ++moved;
       const TensorDiff* w = l.worst();
@@ -93,7 +101,7 @@ Command add_golden_command(CLI::App& parent) {
       "update", "Regenerate the packs and print which layers moved and by how much, for a reviewer to accept (commit) or "
                 "reject (git checkout golden/)");
   for (CLI::App* sub : {chk, upd}) sub->add_option("--root", o->root, "the golden folder")->capture_default_str();
-  app->footer("Exit codes: check 0 every layer passed (or was skipped), 1 a layer failed, 3 usage or I/O error.");
+  chk->footer(kExitCodeFooter);
   return {app, [o, chk] { return chk->parsed() ? check(*o) : update(*o); }};
 }
 

@@ -1,232 +1,327 @@
 #include "compare/dump_compare.h"
 
-#include <fstream>
-#include <map>
-#include <nlohmann/json.hpp>
+#include <fmt/format.h>
 
-#include "compare/nms_diff.h"
-#include "compare/tolerance.h"
+#include <map>
+#include <set>
+#include <sstream>
+
 #include "core/error.h"
 #include "kernels/backend.h"
 
 namespace parity {
 
-const TensorDiff* LayerReport::worst() const {
-  const TensorDiff* w = nullptr;
-  for (const TensorReport& t : outputs) {
-    if (!w || t.diff.bad > w->bad || (t.diff.bad == w->bad && t.diff.max_abs > w->max_abs)) w = &t.diff;
+std::string LayerReport::note() const {
+  if (origin) {
+    const std::string side = defective == Sides::None ? "" : std::string(" (defective: ") + sides_name(defective) + ")";
+    return "origin" + side + ": " + reason;
   }
-  return w;
+  if (!propagated_from.empty()) return "propagated from " + propagated_from + ": " + reason;
+  return reason;
 }
 
-std::vector<std::pair<std::regex, ToleranceOverride>> read_tolerance_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open tolerance file").file(path);
-  std::vector<std::pair<std::regex, ToleranceOverride>> out;
-  try {
-    const nlohmann::json j = nlohmann::json::parse(in);
-    if (!j.is_object()) throw Error("expected an object {\"<layer or op regex>\": {\"atol\": X, \"rtol\": Y}}");
-    for (const auto& [key, v] : j.items()) {
-      out.push_back({std::regex(key), ToleranceOverride{v.at("atol").get<double>(), v.at("rtol").get<double>()}});
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("malformed tolerance file: ") + e.what()).file(path);
-  } catch (const std::regex_error& e) {
-    throw Error(std::string("bad regular expression: ") + e.what()).file(path);
-  } catch (Error& e) {
-    e.file(path);
-    throw;
+LayerSide layer_side(const Dump& d, const DumpLayer& l) {
+  LayerSide s;
+  s.line = l.params;
+  for (const DumpTensorInfo& t : l.outputs) {
+    s.roles.push_back(t.role);
+    s.outputs.push_back(d.load(t));
+    s.hashes.push_back(d.hash_of(t));
   }
-  return out;
+  if (!l.inputs.empty()) {
+    s.inputs = [&d, &l] {
+      std::vector<Tensor> in;
+      for (const DumpTensorInfo& t : l.inputs) in.push_back(d.load(t));
+      return in;
+    };
+  }
+  return s;
 }
 
 namespace {
 
+std::string canonical_or_raw(const std::string& line) {
+  try {
+    return canonical_line(line);
+  } catch (const Error&) {
+    return line;  // an op the registry does not know: its line compares as written
+  }
+}
+
+// key -> value of a line's fields (flags map to ""; the op to the key "").
+std::map<std::string, std::string> fields_of(const std::string& line) {
+  std::map<std::string, std::string> f;
+  std::istringstream in(line);
+  std::string word;
+  in >> f[""];
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    f[word.substr(0, eq)] = eq == std::string::npos ? "" : word.substr(eq + 1);
+  }
+  return f;
+}
+
+// The texts a line may use to name its inputs' shapes: each input's, and all of them in a list.
+std::set<std::string> input_shape_texts(const DumpLayer& l) {
+  std::set<std::string> s;
+  std::string all;
+  for (const DumpTensorInfo& t : l.inputs) {
+    const std::string one = Shape(t.shape).str();
+    s.insert(one);
+    all += (all.empty() ? "" : ",") + one;
+  }
+  s.insert(all);
+  return s;
+}
+
+// Two calls are the same when their canonical lines are, or when they differ only in fields
+// that name each side's own input shapes: a count that followed the data upstream (nonzero's
+// rows, a mask's selection) changes the shapes downstream, not the call.
+bool same_call(const DumpLayer& la, const DumpLayer& lb, const std::string& ca, const std::string& cb) {
+  if (ca == cb) return true;
+  const auto fa = fields_of(ca), fb = fields_of(cb);
+  if (fa.size() != fb.size()) return false;
+  const std::set<std::string> sa = input_shape_texts(la), sb = input_shape_texts(lb);
+  for (auto ia = fa.begin(), ib = fb.begin(); ia != fa.end(); ++ia, ++ib) {
+    if (ia->first != ib->first) return false;
+    if (ia->second != ib->second && (ia->first.empty() || !sa.count(ia->second) || !sb.count(ib->second))) return false;
+  }
+  return true;
+}
+
+const DumpTensorInfo* input_named(const DumpLayer& l, const std::string& role) {
+  for (const DumpTensorInfo& t : l.inputs) {
+    if (t.role == role) return &t;
+  }
+  return nullptr;
+}
+
 class Comparer {
  public:
-  Comparer(const Dump& a, const Dump& b, const CompareOptions& o) : a_(a), b_(b), o_(o) {}
+  Comparer(const Dump& a, const Dump& b, const CompareOptions& o)
+      : a_(a), b_(b), o_(o), up_{std::vector<int64_t>(a.layers.size(), -1), std::vector<int64_t>(b.layers.size(), -1)},
+        differs_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)} {}
 
-  static LayerReport report_for(const DumpLayer& l) {
-    LayerReport r;
-    r.name = l.name, r.op = l.op, r.params = l.params, r.index = l.index;
-    return r;
-  }
-
-  // `origin_upstream`: a divergence origin precedes this layer, so a layer whose inputs already
-  // disagree is propagated whatever it computes: its costly checks are skipped.
-  LayerReport layer(const DumpLayer& la, const DumpLayer& lb, bool origin_upstream) {
-    LayerReport r = report_for(la);
-    compare_inputs(la, lb, r);
-    const bool settled = origin_upstream && !r.inputs_agree;
-    if (la.params != lb.params) return structural(r, "B ran another call: " + lb.params);
-    if (la.outputs.size() != lb.outputs.size()) {
-      return structural(r, "output counts differ: " + std::to_string(la.outputs.size()) + " vs " + std::to_string(lb.outputs.size()));
-    }
-    std::vector<Tensor> inputs;  // A's, loaded only when a tolerance or a classification needs them
-    for (size_t k = 0; k < la.outputs.size(); ++k) {
-      const DumpTensorInfo &ta = la.outputs[k], &tb = lb.outputs[k];
-      TensorReport t;
-      t.role = ta.role;
-      if (ta.dtype != tb.dtype || ta.shape != tb.shape) {
-        t.diff.state = State::Failed;
-        t.diff.structural = true;
-        t.diff.reason = ta.role + ": A is " + ta.dtype + " " + Shape(ta.shape).str() + ", B is " + tb.dtype + " " + Shape(tb.shape).str();
-      } else if (!ta.hash.empty() && ta.hash == tb.hash) {
-        t.identical = true;
-        if (Shape(ta.shape).numel() == 0) t.diff.state = State::Mistrusted, t.diff.reason = ta.role + ": no elements";
-      } else {
-        if (inputs.empty() && ((la.op == "conv2d" && !settled) || la.op == "nms")) {
-          for (const DumpTensorInfo& i : la.inputs) inputs.push_back(a_.load(i));
-        }
-        const Tensor x = a_.load(ta), y = b_.load(tb);
-        t.diff = judge_output(la.params, inputs, x, y, tolerance(la, k, x.dtype(), inputs));
-        // A keep list that differs but PASSED had every difference explained.
-        if (la.op == "nms" && t.diff.state == State::Passed && t.diff.bad > 0) r.explained = true;
-        if (!t.diff.reason.empty()) t.diff.reason = ta.role + ": " + t.diff.reason;
+  CompareResult run() {
+    CompareResult res;
+    res.provenance = provenance();
+    std::map<std::pair<std::string, int64_t>, int64_t> in_b;
+    for (size_t i = 0; i < b_.layers.size(); ++i) in_b[{b_.layers[i].name, b_.layers[i].occurrence}] = int64_t(i);
+    std::vector<char> b_done(b_.layers.size(), 0);
+    int64_t next_b = 0;  // B layers before this one are emitted (paired or alone)
+    auto emit_b_only_until = [&](int64_t end) {
+      for (; next_b < end; ++next_b) {
+        if (!b_done[size_t(next_b)]) add(res, one_sided(1, next_b));
       }
-      if (t.diff.structural) r.structural = true;
-      r.outputs.push_back(std::move(t));
-    }
-    for (const TensorReport& t : r.outputs) {
-      if (t.diff.state == State::Failed && r.state != State::Failed) r.state = State::Failed, r.reason = t.diff.reason;
-    }
-    if (r.state == State::Passed) {
-      for (const TensorReport& t : r.outputs) {
-        if (t.diff.state == State::Mistrusted) r.state = State::Mistrusted, r.reason = t.diff.reason;
-        if (r.explained && r.reason.empty()) r.reason = t.diff.reason;
+    };
+    for (size_t i = 0; i < a_.layers.size(); ++i) {
+      const DumpLayer& la = a_.layers[i];
+      const auto it = in_b.find({la.name, la.occurrence});
+      if (it == in_b.end()) {
+        add(res, one_sided(0, int64_t(i)));
+        continue;
       }
+      emit_b_only_until(it->second);
+      b_done[size_t(it->second)] = 1;
+      add(res, paired(int64_t(i), it->second));
     }
-    if (r.state == State::Failed && !r.structural && !r.inputs_identical && !settled) local_check(la, lb, r);
-    // Remember what each output did, for the inputs of later layers that name it as source.
-    for (const TensorReport& t : r.outputs) {
-      output_agrees_[la.name + ":" + t.role] = t.diff.state != State::Failed && !r.explained;
+    emit_b_only_until(int64_t(b_.layers.size()));
+    for (const LayerReport& l : res.layers) {
+      res.passed += l.state == State::Passed;
+      res.failed += l.state == State::Failed;
+      res.mistrusted += l.state == State::Mistrusted;
+      res.unchecked += l.state == State::Unchecked;
+      res.structural += l.structural;
+      res.explained += l.explained && l.state == State::Passed;
+      res.structural_origins += l.structural && l.state == State::Failed && l.propagated_from.empty();
     }
-    return r;
-  }
-
-  // B's outputs against the reference backend run on B's own inputs.
-  void local_check(const DumpLayer& la, const DumpLayer& lb, LayerReport& r) const {
-    const Backend& ref = backend("ref");
-    if (!ref.supports(la.op)) return;
-    std::vector<Tensor> in;
-    for (const DumpTensorInfo& t : lb.inputs) in.push_back(b_.load(t));
-    std::vector<Tensor> expected;
-    try {
-      expected = ref.run(lb.params, in);
-    } catch (const Error&) {
-      return;  // B's inputs are not valid for the op (an index out of range): no local verdict
-    }
-    r.local_checked = true;
-    r.local_ok = expected.size() == lb.outputs.size();
-    for (size_t k = 0; r.local_ok && k < expected.size(); ++k) {
-      const Tensor actual = b_.load(lb.outputs[k]);
-      r.local_ok = judge_output(la.params, in, expected[k], actual, tolerance(la, k, actual.dtype(), in)).state != State::Failed;
-    }
-  }
-
-  LayerReport missing(const DumpLayer& l, const char* side) {
-    LayerReport r = report_for(l);
-    r.inputs_agree = false;
-    r.inputs_reason = std::string("the layer is missing in ") + side;
-    return structural(r, std::string("missing in ") + side);
+    return res;
   }
 
  private:
-  static LayerReport structural(LayerReport& r, const std::string& why) {
-    r.state = State::Failed;
-    r.structural = true;
-    r.reason = why;
+  const Dump& dump(int side) const { return side == 0 ? a_ : b_; }
+
+  void add(CompareResult& res, LayerReport r) {
+    const bool shown = !o_.layers || std::regex_search(r.name, *o_.layers);
+    if (r.origin && shown) {
+      if (res.origin < 0) {
+        res.origin = int64_t(res.layers.size());
+      } else {
+        res.other_origins.push_back(int64_t(res.layers.size()));
+      }
+    }
+    if (shown) res.layers.push_back(std::move(r));
+  }
+
+  // The first origin upstream of layer i of `side` in the dataflow: through its inputs' sources;
+  // an input whose producer is not in the dump, or a layer without recorded inputs, may follow
+  // any earlier origin.
+  int64_t upstream(int side, int64_t i) const {
+    const DumpLayer& l = dump(side).layers[size_t(i)];
+    int64_t best = -1;
+    bool unknown = l.inputs.empty();
+    for (const DumpTensorInfo& t : l.inputs) {
+      if (t.source_layer >= 0) {
+        const int64_t u = up_[side][size_t(t.source_layer)];
+        if (u >= 0 && (best < 0 || u < best)) best = u;
+      } else if (!t.source.empty()) {
+        unknown = true;
+      }
+    }
+    if (unknown && first_origin_index_ >= 0 && (best < 0 || first_origin_index_ < best)) best = first_origin_index_;
+    return best;
+  }
+
+  // Whether some input of layer i of `side` comes from a layer whose outputs differ between A and B.
+  std::string differing_source(int side, int64_t i) const {
+    for (const DumpTensorInfo& t : dump(side).layers[size_t(i)].inputs) {
+      if (t.source_layer >= 0 && differs_[side][size_t(t.source_layer)]) return t.source;
+    }
+    return "";
+  }
+
+  void settle(int side, int64_t i, bool differs, int64_t origin_here) {
+    differs_[side][size_t(i)] = differs;
+    up_[side][size_t(i)] = origin_here;
+  }
+
+  LayerReport report_for(const DumpLayer& l) const {
+    LayerReport r;
+    r.name = l.name, r.op = l.op, r.params = l.params, r.index = l.index, r.occurrence = l.occurrence;
     return r;
   }
 
-  Tolerance tolerance(const DumpLayer& l, size_t k, DType dt, const std::vector<Tensor>& inputs) const {
-    // conv2d's bound needs its inputs; without them (a settled, propagated layer) the defaults.
-    const bool per_op = (l.op == "conv2d" && !inputs.empty()) || l.op == "detect_decode";
-    Tolerance t = per_op ? tolerance_for(l.params, k, dt, inputs) : default_tolerance(dt);
-    if (!is_floating(dt)) return t;
-    if (o_.tolerance) t.atol = o_.tolerance->atol, t.rtol = o_.tolerance->rtol;
-    for (const auto& [re, tol] : o_.per_layer) {
-      if (std::regex_search(l.name, re) || std::regex_match(l.op, re)) t.atol = tol.atol, t.rtol = tol.rtol;
-    }
-    return t;
+  void propagate(LayerReport& r, int64_t up) const {
+    r.state = State::Failed;
+    r.propagated_from = origin_names_.at(up);
   }
 
-  void compare_inputs(const DumpLayer& la, const DumpLayer& lb, LayerReport& r) {
-    for (const DumpTensorInfo& ta : la.inputs) {
-      const DumpTensorInfo* tb = nullptr;
-      for (const DumpTensorInfo& x : lb.inputs) tb = x.role == ta.role ? &x : tb;
-      std::string why;
-      if (!tb) {
-        why = "input " + ta.role + " missing in B";
-      } else if (ta.dtype != tb->dtype || ta.shape != tb->shape) {
-        why = "input " + ta.role + " differs in dtype or shape";
-      } else if (ta.hash.empty() || ta.hash != tb->hash) {
-        r.inputs_identical = false;
-        const auto known = ta.source.empty() ? output_agrees_.end() : output_agrees_.find(ta.source);
-        bool agree;
-        if (known != output_agrees_.end() && ta.source == tb->source) {
-          agree = known->second;
-        } else {
-          const Tensor x = a_.load(ta), y = b_.load(*tb);
-          agree = compare_tensors(x, y, default_tolerance(x.dtype())).state != State::Failed;
-        }
-        if (!agree) why = "input " + ta.role + (ta.source.empty() ? "" : " (from " + ta.source + ")") + " differs";
-      }
-      if (!why.empty()) r.inputs_identical = false;
-      if (!why.empty() && r.inputs_agree) r.inputs_agree = false, r.inputs_reason = why;
+  void make_origin(LayerReport& r) {
+    r.origin = true;
+    r.state = State::Failed;
+    const int64_t id = int64_t(origin_names_.size());
+    origin_names_.push_back(r.name);
+    if (first_origin_index_ < 0) first_origin_index_ = id;
+    origin_id_ = id;
+  }
+
+  LayerReport one_sided(int side, int64_t i) {
+    const DumpLayer& l = dump(side).layers[size_t(i)];
+    LayerReport r = report_for(l);
+    const char* other = side == 0 ? "B" : "A";
+    const int64_t up = upstream(side, i);
+    const std::string source = differing_source(side, i);
+    r.reason = std::string("missing in ") + other;
+    if (up >= 0) {
+      propagate(r, up);
+    } else if (!source.empty()) {
+      r.explained = true;
+      r.reason += " (the control flow followed data that differs: " + source + ")";
+    } else {
+      r.state = State::Failed;
+      r.structural = true;
     }
+    settle(side, i, true, up);
+    return r;
+  }
+
+  // An input that no layer produced (the image, a weight) is data the two runs were given: when
+  // it differs, that is a finding of its own, whatever the layer computed.
+  std::string unproduced_input_difference(const DumpLayer& la, const DumpLayer& lb) const {
+    for (const DumpTensorInfo& ta : la.inputs) {
+      const DumpTensorInfo* tb = input_named(lb, ta.role);
+      if (!tb || !ta.source.empty() || !tb->source.empty()) continue;
+      if (ta.dtype != tb->dtype || ta.shape != tb->shape || a_.hash_of(ta) != b_.hash_of(*tb)) {
+        return "input " + ta.role + " differs and no layer produced it";
+      }
+    }
+    return "";
+  }
+
+  bool same_input_bytes(const DumpLayer& la, const DumpLayer& lb) const {
+    if (la.inputs.empty() || la.inputs.size() != lb.inputs.size()) return false;
+    for (size_t k = 0; k < la.inputs.size(); ++k) {
+      const DumpTensorInfo &ta = la.inputs[k], &tb = lb.inputs[k];
+      if (ta.role != tb.role || ta.dtype != tb.dtype || ta.shape != tb.shape || a_.hash_of(ta) != b_.hash_of(tb)) return false;
+    }
+    return true;
+  }
+
+  LayerReport paired(int64_t ia, int64_t ib) {
+    const DumpLayer &la = a_.layers[size_t(ia)], &lb = b_.layers[size_t(ib)];
+    LayerReport r = report_for(la);
+    int64_t up = upstream(0, ia);
+    const int64_t up_b = upstream(1, ib);
+    if (up_b >= 0 && (up < 0 || up_b < up)) up = up_b;
+    const std::string ca = canonical_or_raw(la.params), cb = canonical_or_raw(lb.params);
+    if (ca != cb) r.params_b = lb.params;
+    origin_id_ = -1;
+    if (!same_call(la, lb, ca, cb) || la.inputs.size() != lb.inputs.size()) {
+      r.reason = "B ran another call: " + lb.params;
+      if (up >= 0) {
+        propagate(r, up);
+      } else {
+        r.state = State::Failed;
+        r.structural = true;
+      }
+      settle(0, ia, true, up), settle(1, ib, true, up);
+      return r;
+    }
+    const std::string input_finding = unproduced_input_difference(la, lb);
+    r.verdict = judge_layer(la.name, layer_side(a_, la), layer_side(b_, lb), same_input_bytes(la, lb), o_.judge);
+    const LayerVerdict& v = r.verdict;
+    r.reason = v.reason;
+    if (!input_finding.empty()) {
+      make_origin(r);
+      r.reason = input_finding + (v.reason.empty() ? "" : "; " + v.reason);
+    } else if (v.state == State::Failed) {
+      make_origin(r);
+      r.defective = v.defective();
+      r.structural = v.structural;
+    } else if ((v.explained || v.state == State::Unchecked) && up >= 0) {
+      propagate(r, up);
+    } else {
+      r.state = v.state;
+      r.explained = v.explained;
+    }
+    const int64_t here = origin_id_ >= 0 ? origin_id_ : up;
+    const bool differs = v.differs || !input_finding.empty();
+    settle(0, ia, differs, here), settle(1, ib, differs, here);
+    return r;
+  }
+
+  std::vector<std::string> provenance() const {
+    std::vector<std::string> out;
+    auto differ = [&](const std::string& what, const std::string& x, const std::string& y) {
+      if (x != y) out.push_back(fmt::format("{}: A {}, B {}", what, x.empty() ? "(none)" : x, y.empty() ? "(none)" : y));
+    };
+    differ("model", a_.model, b_.model);
+    differ("seed", std::to_string(a_.seed), std::to_string(b_.seed));
+    std::set<std::string> keys;
+    for (const auto& [k, v] : a_.run) keys.insert(k);
+    for (const auto& [k, v] : b_.run) keys.insert(k);
+    for (const std::string& k : keys) {
+      if (k == "model" || k == "seed") continue;
+      const auto x = a_.run.find(k), y = b_.run.find(k);
+      differ(k, x == a_.run.end() ? "" : x->second, y == b_.run.end() ? "" : y->second);
+    }
+    differ("tool version", a_.tool_version, b_.tool_version);
+    return out;
   }
 
   const Dump &a_, &b_;
   const CompareOptions& o_;
-  std::map<std::string, bool> output_agrees_;
+  // Per side and layer: the id (into origin_names_) of the first origin upstream, or -1; and
+  // whether its outputs differ between A and B.
+  std::vector<int64_t> up_[2];
+  std::vector<char> differs_[2];
+  std::vector<std::string> origin_names_;
+  int64_t first_origin_index_ = -1;
+  int64_t origin_id_ = -1;  // the origin the layer being judged became, or -1
 };
 
 }  // namespace
 
-CompareResult compare_dumps(const Dump& a, const Dump& b, const CompareOptions& o) {
-  Comparer c(a, b, o);
-  std::map<std::string, const DumpLayer*> in_b;
-  for (const DumpLayer& l : b.layers) in_b[l.name] = &l;
-  CompareResult res;
-  auto wanted = [&](const std::string& name) { return !o.layers || std::regex_search(name, *o.layers); };
-  // Every layer is compared (later inputs need its verdict); the filter only hides rows. Bisect
-  // runs along: the origin is the first divergent layer whose inputs agree.
-  std::string first_origin;
-  auto judge = [&](LayerReport r) {
-    if (r.diverges() && r.inputs_agree) {
-      r.origin = true;
-      if (first_origin.empty()) {
-        first_origin = r.name;
-        if (wanted(r.name)) res.origin = int64_t(res.layers.size());
-      } else if (wanted(r.name)) {
-        res.other_origins.push_back(int64_t(res.layers.size()));
-      }
-    } else if (r.state == State::Failed && !first_origin.empty()) {
-      r.propagated_from = first_origin;
-    } else if (r.state == State::Failed && r.local_checked && r.local_ok) {
-      r.state = State::Passed;
-      r.reason = "differs from A as far as its inputs do (B's output is the reference's on B's inputs): " + r.reason;
-    }
-    if (wanted(r.name)) res.layers.push_back(std::move(r));
-  };
-  std::map<std::string, bool> seen;
-  for (const DumpLayer& la : a.layers) {
-    seen[la.name] = true;
-    const auto it = in_b.find(la.name);
-    judge(it == in_b.end() ? c.missing(la, "B") : c.layer(la, *it->second, !first_origin.empty()));
-  }
-  for (const DumpLayer& lb : b.layers) {
-    if (!seen.count(lb.name)) judge(c.missing(lb, "A"));
-  }
-  for (const LayerReport& l : res.layers) {
-    res.structural += l.structural;
-    res.structural_origins += l.structural && l.propagated_from.empty();
-    res.failed += l.state == State::Failed;
-    res.passed += l.state == State::Passed;
-    res.mistrusted += l.state == State::Mistrusted;
-  }
-  return res;
-}
+CompareResult compare_dumps(const Dump& a, const Dump& b, const CompareOptions& o) { return Comparer(a, b, o).run(); }
 
 }  // namespace parity

@@ -1,23 +1,21 @@
 #pragma once
-// Comparing two dumps layer by layer, and bisecting the first divergent layer.
+// Comparing two dumps layer by layer, and bisecting where they part ways (docs/DESIGN.md,
+// "Comparing").
 //
-// Layers are matched by name through the manifests, never by file name. Structural
-// differences come first (a layer missing on one side, another op line, output count, dtype,
-// shape), then values under the tolerance policy (compare/tolerance.h). Outputs whose content
-// hashes match are identical and are not read. NMS keep lists that differ are classified
-// (compare/nms_diff.h); explained differences do not fail the layer.
-//
-// Two full runs differ at every layer by rounding, and some layers amplify what they receive
-// (Detect's decode, a sort), so an output beyond tolerance is judged locally before it fails:
-// when its inputs are not bit-identical, the reference backend runs the layer on B's inputs,
-// and if B's output matches that within tolerance the layer is consistent: it PASSES (its
-// difference from A is what its inputs explain), unless an origin lies upstream, in which case
-// it is FAILED, propagated from that origin.
-//
-// Bisect: a layer diverges when it fails its local check (B's output is not what the op gives
-// on B's inputs) or its NMS keep list differs in an explained way. The origin is the first
-// divergent layer whose inputs agree with A's (within tolerance); every later failing layer
-// is propagated from it.
+// Layers pair by (name, occurrence), in execution order. Each pair is judged by judge_layer
+// (compare/judge.h): outputs A against B under the tolerance policy, and an output beyond it
+// judged locally on each side's own inputs. On top of that, the dump level adds:
+//   provenance  an input that no layer produced (the image, a weight) and that differs between
+//               A and B is itself a finding at the layer that consumes it;
+//   the call    op lines compare parsed and canonical; lines that differ only where they name
+//               their inputs' shapes (a count that followed the data upstream) are the same call;
+//   origins     every layer that fails its local check on either side is an origin; the first
+//               in execution order is the origin of the comparison;
+//   propagation a layer beyond tolerance but explained by its inputs is FAILED, propagated,
+//               when an origin lies upstream of it in the dataflow (its inputs' sources), and
+//               PASSED, explained, when none does; UNCHECKED likewise;
+//   one side    a layer present on one side only is explained when the data it follows differs
+//               (post-processing stops when no candidate passes), else structural.
 #include <cstdint>
 #include <optional>
 #include <regex>
@@ -25,56 +23,45 @@
 #include <vector>
 
 #include "compare/dump_reader.h"
-#include "compare/tensor_compare.h"
+#include "compare/judge.h"
 
 namespace parity {
 
-struct ToleranceOverride {
-  double atol = 0, rtol = 0;
-};
-
 struct CompareOptions {
-  std::optional<std::regex> layers;             // only layers whose name matches
-  std::optional<ToleranceOverride> tolerance;   // --atol/--rtol: replaces the dtype defaults
-  std::vector<std::pair<std::regex, ToleranceOverride>> per_layer;  // --tol-file: by layer name or op
-};
-
-struct TensorReport {
-  std::string role;
-  bool identical = false;  // equal content hashes: not read
-  TensorDiff diff;
+  std::optional<std::regex> layers;  // only rows of layers whose name matches (every layer is judged)
+  JudgeOptions judge;
 };
 
 struct LayerReport {
-  std::string name, op, params;
-  int64_t index = -1;  // in dump A (or B when A lacks it)
+  std::string name, op, params;  // A's call (B's when only B has the layer)
+  std::string params_b;          // B's call when it is written otherwise
+  int64_t index = -1;            // in dump A (B when A lacks the layer)
+  int64_t occurrence = 0;        // among layers of the same name
   State state = State::Passed;
-  bool structural = false, explained = false;
-  std::string reason;
-  std::vector<TensorReport> outputs;
-  bool inputs_agree = true, inputs_identical = true;
-  std::string inputs_reason;
-  bool local_checked = false, local_ok = false;  // B's output against the reference on B's inputs
-  // Bisect.
-  bool origin = false;
-  std::string propagated_from;
+  bool structural = false, explained = false, origin = false;
+  Sides defective = Sides::None;  // origins: the side(s) not matching the judge on their own inputs
+  std::string reason;             // one line
+  std::string propagated_from;    // the origin upstream of a failing, explained layer
+  LayerVerdict verdict;           // outputs A against B and the local checks
 
-  // Fails on its own account: not explained by its inputs (see above).
-  bool diverges() const { return (state == State::Failed && !(local_checked && local_ok)) || explained; }
-  const TensorDiff* worst() const;  // the output with the largest excess, or null
+  const TensorDiff* worst() const { return verdict.worst(); }
+  // The one note every report format prints for this row.
+  std::string note() const;
 };
 
 struct CompareResult {
-  std::vector<LayerReport> layers;
-  int passed = 0, failed = 0, mistrusted = 0, structural = 0;
-  int structural_origins = 0;  // structural failures not propagated from an origin upstream
-  int64_t origin = -1;  // index into layers of the first origin, -1 when nothing diverges
+  std::vector<std::string> provenance;  // what differs between the two manifests, one line each
+  std::vector<LayerReport> layers;      // the rows (after --layers)
+  int passed = 0, failed = 0, mistrusted = 0, unchecked = 0, structural = 0, explained = 0;
+  int structural_origins = 0;  // structural failures that are not propagated and not explained
+  int64_t origin = -1;         // index into layers of the first origin, -1 when none
   std::vector<int64_t> other_origins;
 };
 
 CompareResult compare_dumps(const Dump& a, const Dump& b, const CompareOptions& o);
 
-// Reads the tolerance file: JSON {"<layer name or op regex>": {"atol": X, "rtol": Y}, ...}.
-std::vector<std::pair<std::regex, ToleranceOverride>> read_tolerance_file(const std::string& path);
+// The sides of a dump layer as the judge takes them: outputs loaded (bytes verified, hashes
+// computed from them), inputs loaded on demand, none when the dump did not record them.
+LayerSide layer_side(const Dump& d, const DumpLayer& l);
 
 }  // namespace parity

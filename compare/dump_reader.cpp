@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string_view>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/npy.h"
 
 namespace parity {
@@ -42,6 +44,13 @@ int64_t integer_of(const json& v, const char* key) {
 // Optional fields: absent reads as empty, present must have the right type.
 std::string optional_string(const json& j, const char* key) { return j.contains(key) ? string_at(j, key) : ""; }
 
+// The form core/hash.h writes: anything else could never match a computed hash.
+bool is_content_hash(const std::string& h) {
+  const std::string prefix = "xxh64:";
+  return h.size() == prefix.size() + 16 && h.compare(0, prefix.size(), prefix) == 0 &&
+         h.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos;
+}
+
 DumpTensorInfo tensor_info(const json& j) {
   DumpTensorInfo t;
   t.role = string_at(j, "role");
@@ -52,6 +61,11 @@ DumpTensorInfo tensor_info(const json& j) {
   for (const json& d : shape) t.shape.push_back(integer_of(d, "shape"));
   t.source = field(j, "source").is_null() ? "" : string_at(j, "source");
   t.hash = optional_string(j, "hash");
+  if (!t.hash.empty() && !is_content_hash(t.hash)) throw Error("tensor " + t.file + " has a malformed hash \"" + t.hash + "\"");
+  if (j.contains("derived")) {
+    if (!j["derived"].is_boolean()) throw Error("field \"derived\" is not a boolean");
+    t.derived = j["derived"].get<bool>();
+  }
   // A manifest names files of its own folder only: never a path that reaches outside it.
   if (!is_plain_name(t.file)) {
     throw Error("tensor file \"" + t.file + "\" is not a plain file name in the dump folder");
@@ -71,6 +85,55 @@ void check_as_listed(const std::string& path, DType dtype, const Shape& shape, c
   }
 }
 
+void check_recorded(const std::string& path, const DumpTensorInfo& t, const std::string& computed) {
+  if (!t.hash.empty() && t.hash != computed) {
+    throw Error("bytes do not match the hash the manifest records (" + t.hash + " recorded, " + computed +
+                " read): the dump is corrupt")
+        .file(path);
+  }
+}
+
+Tensor read_as_listed(const std::string& path, const DumpTensorInfo& t) {
+  Tensor x = read_npy(path);
+  check_as_listed(path, x.dtype(), x.shape(), t);
+  return x;
+}
+
+// Values as text: strings as they are, numbers (and anything else) as their JSON.
+std::map<std::string, std::string> run_of(const json& j) {
+  const json& run = field(j, "run");
+  if (!run.is_object()) throw Error("field \"run\" is not an object");
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : run.items()) out[key] = value.is_string() ? value.get<std::string>() : value.dump();
+  return out;
+}
+
+// The index of the layer `source` ("<layer>:<role>") names among those before it (`latest`: by
+// name, the most recent), when it has that output; -1 otherwise.
+int64_t producer_of(const std::string& source, const std::map<std::string, int64_t>& latest,
+                    const std::vector<DumpLayer>& layers) {
+  const size_t colon = source.rfind(':');
+  if (colon == std::string::npos) return -1;
+  const auto it = latest.find(source.substr(0, colon));
+  if (it == latest.end()) return -1;
+  for (const DumpTensorInfo& o : layers[size_t(it->second)].outputs) {
+    if (o.role == source.substr(colon + 1)) return it->second;
+  }
+  return -1;
+}
+
+// Repeated names (a case file may reuse one): a layer is its name's n-th occurrence, and a
+// source names the most recent earlier layer of that name.
+void resolve_layers(std::vector<DumpLayer>& layers) {
+  std::map<std::string, int64_t> count, latest;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    DumpLayer& l = layers[i];
+    for (DumpTensorInfo& t : l.inputs) t.source_layer = producer_of(t.source, latest, layers);
+    l.occurrence = count[l.name]++;
+    latest[l.name] = int64_t(i);
+  }
+}
+
 std::string parent_of(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? "." : path.substr(0, slash);
@@ -83,9 +146,28 @@ bool is_plain_name(std::string_view name) {
 
 Tensor Dump::load(const DumpTensorInfo& t) const {
   const std::string path = dir + "/" + t.file;
-  Tensor x = read_npy(path);
-  check_as_listed(path, x.dtype(), x.shape(), t);
+  Tensor x = read_as_listed(path, t);
+  check_recorded(path, t, computed_hash(path, &x, t));
   return x;
+}
+
+std::string Dump::hash_of(const DumpTensorInfo& t) const {
+  const std::string path = dir + "/" + t.file;
+  std::string h = computed_hash(path, nullptr, t);
+  check_recorded(path, t, h);
+  return h;
+}
+
+// An input reusing an earlier output's file is not hashed again; two threads meeting the same
+// new file may both hash it, which costs time only.
+std::string Dump::computed_hash(const std::string& path, const Tensor* read, const DumpTensorInfo& t) const {
+  {
+    const std::lock_guard<std::mutex> lock(verified_->mutex);
+    if (const auto it = verified_->hashes.find(path); it != verified_->hashes.end()) return it->second;
+  }
+  std::string h = read ? content_hash(*read) : content_hash(read_as_listed(path, t));
+  const std::lock_guard<std::mutex> lock(verified_->mutex);
+  return verified_->hashes.emplace(path, std::move(h)).first->second;
 }
 
 Dump parse_manifest(std::string_view text, const std::string& manifest) {
@@ -105,6 +187,7 @@ Dump parse_manifest(std::string_view text, const std::string& manifest) {
       if (!j["seed"].is_number_unsigned()) throw Error("field \"seed\" is not an unsigned integer");
       d.seed = j["seed"].get<uint64_t>();
     }
+    if (j.contains("run")) d.run = run_of(j);
     const json& layers = field(j, "layers");
     if (!layers.is_array()) throw Error("field \"layers\" is not an array");
     for (const json& l : layers) {
@@ -124,6 +207,7 @@ Dump parse_manifest(std::string_view text, const std::string& manifest) {
       }
       d.layers.push_back(std::move(layer));
     }
+    resolve_layers(d.layers);
   } catch (const json::exception& e) {
     throw Error(std::string("malformed manifest: ") + e.what()).file(manifest);
   } catch (Error& e) {

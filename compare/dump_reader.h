@@ -2,6 +2,9 @@
 // Reading a dump (runners/dump.h): manifest.json and the .npy files it lists. A folder without
 // a manifest is an incomplete dump and is refused; so is a manifest naming a missing file.
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,12 +14,17 @@
 namespace parity {
 
 struct DumpTensorInfo {
-  std::string role, file, dtype, source, hash;
+  std::string role, file, dtype, source, hash;  // hash: as recorded, empty when none (Dump::hash_of)
   std::vector<int64_t> shape;
+  // An input's producer: the most recent earlier layer named as in `source` ("<layer>:<role>")
+  // that has that output, as an index into Dump::layers; -1 when none is in the dump.
+  int64_t source_layer = -1;
+  bool derived = false;  // computed from the source output (a slice, a column), not it as is
 };
 
 struct DumpLayer {
   int64_t index = 0;
+  int64_t occurrence = 0;  // 0 for the first layer of its name, 1 for the second...: pairs layers
   std::string name, op, params;
   double time_ms = 0;
   std::vector<DumpTensorInfo> inputs, outputs;
@@ -25,11 +33,28 @@ struct DumpLayer {
 struct Dump {
   std::string dir, model, backend, device, tool_version;
   uint64_t seed = 0;
+  // What the dump was computed from (runners/dump.h DumpRun), values as text; empty for a
+  // manifest written before "run" existed.
+  std::map<std::string, std::string> run;
   std::vector<DumpLayer> layers;
 
   // Memory-maps (or reads, when small) one tensor of the dump; checks dtype and shape against
-  // the manifest. Throws parity::Error naming the file.
+  // the manifest, and its bytes against the hash the manifest records (corrupt dump). Throws
+  // parity::Error naming the file.
   Tensor load(const DumpTensorInfo& t) const;
+  // The hash of the tensor's bytes as read (checked as load does): two tensors have the same
+  // content when their hash_of agree, whatever their manifests claim. Each file is hashed once.
+  std::string hash_of(const DumpTensorInfo& t) const;
+
+ private:
+  std::string computed_hash(const std::string& path, const Tensor* read, const DumpTensorInfo& t) const;
+
+  // File path -> hash of its bytes, shared by copies of the Dump and by threads loading at once.
+  struct VerifiedFiles {
+    std::mutex mutex;
+    std::map<std::string, std::string> hashes;
+  };
+  std::shared_ptr<VerifiedFiles> verified_ = std::make_shared<VerifiedFiles>();
 };
 
 // Throws parity::Error naming the folder or file: no manifest (incomplete dump), malformed

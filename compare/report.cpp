@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "kernels/op_line.h"
 
 namespace parity {
 
@@ -18,28 +19,32 @@ struct Row {
 
 std::string g3(double v) { return fmt::format("{:.3g}", v); }
 
-Row row_of(const LayerReport& l) {
+std::string nd_text(const std::vector<int64_t>& idx) {
+  if (idx.empty()) return "-";
+  std::string t = "[";
+  for (size_t d = 0; d < idx.size(); ++d) t += (d ? ", " : "") + std::to_string(idx[d]);
+  return t + "]";
+}
+
+std::string state_text(const LayerReport& l) { return std::string(state_name(l.state)) + (l.origin ? "*" : ""); }
+
+Row row_of(const LayerReport& l, const TensorDiff* w, const std::string& name) {
   Row r;
-  r.state = state_name(l.state);
-  if (l.origin) r.state += "*";
-  r.name = l.name;
-  if (const TensorDiff* w = l.worst()) {
-    r.max_abs = g3(w->max_abs), r.mean_abs = g3(w->mean_abs), r.max_rel = g3(w->max_rel), r.cosine = fmt::format("{:.6f}", w->cosine);
+  r.state = state_text(l);
+  r.name = name;
+  if (w) {
+    r.max_abs = g3(w->max_abs), r.mean_abs = g3(w->mean_abs), r.max_rel = g3(w->max_rel), r.cosine = fmt::format("{:.9f}", w->cosine);
     r.ulp = std::to_string(w->max_ulp);
     r.pct = w->count ? fmt::format("{:.3g}", 100.0 * double(w->bad) / double(w->count)) : "0";
-    r.worst = w->worst_index >= 0 ? std::to_string(w->worst_index) : "-";
+    r.worst = nd_text(w->worst_nd);
   } else {
     r.max_abs = r.mean_abs = r.max_rel = r.cosine = r.ulp = r.pct = r.worst = "-";
   }
-  if (l.origin) {
-    r.note = "origin: inputs agree, outputs differ. " + l.reason;
-  } else if (!l.propagated_from.empty()) {
-    r.note = "propagated from " + l.propagated_from;
-  } else {
-    r.note = l.reason;
-  }
+  r.note = l.note();
   return r;
 }
+
+Row row_of(const LayerReport& l) { return row_of(l, l.worst(), l.name); }
 
 std::string escape_html(const std::string& s) {
   std::string o;
@@ -53,41 +58,53 @@ std::string escape_html(const std::string& s) {
   return o;
 }
 
-nlohmann::json diff_json(const TensorReport& t) {
-  const TensorDiff& d = t.diff;
-  return {{"role", t.role}, {"identical", t.identical}, {"state", state_name(d.state)}, {"reason", d.reason},
-          {"count", d.count}, {"max_abs", d.max_abs}, {"mean_abs", d.mean_abs}, {"max_rel", d.max_rel},
-          {"rmse", d.rmse}, {"cosine", d.cosine}, {"max_ulp", d.max_ulp}, {"out_of_tolerance", d.bad},
-          {"worst_index", d.worst_index}, {"worst_a", d.worst_a}, {"worst_b", d.worst_b}, {"tolerance_at_worst", d.worst_allowed}};
+// JSON numbers cannot be NaN or infinite: those go as strings ("nan", "inf").
+nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(shortest_double(v)); }
+
+// A against B, element-wise: only a trigger for the local checks, so it is not a state and is
+// never written as one (the layer's state is the verdict).
+const char* elementwise_text(const OutputVerdict& t) {
+  if (t.identical) return "identical";
+  return t.diff.state == State::Failed ? "beyond tolerance" : "within tolerance";
 }
+
+nlohmann::json diff_json(const OutputVerdict& t) {
+  const TensorDiff& d = t.diff;
+  return {{"role", t.role}, {"identical", t.identical}, {"elementwise", elementwise_text(t)}, {"reason", d.reason},
+          {"count", d.count}, {"max_abs", number(d.max_abs)}, {"mean_abs", number(d.mean_abs)}, {"max_rel", number(d.max_rel)},
+          {"rmse", number(d.rmse)}, {"cosine", number(d.cosine)}, {"max_ulp", d.max_ulp}, {"out_of_tolerance", d.bad},
+          {"nonfinite_mismatches", d.nonfinite_mismatches}, {"worst_index", d.worst_nd}, {"worst_a", number(d.worst_a)},
+          {"worst_b", number(d.worst_b)}, {"tolerance_at_worst", number(d.worst_allowed)}};
+}
+
+nlohmann::json side_json(const SideCheck& c) { return {{"ran", c.ran}, {"ok", c.ok}, {"note", c.note}}; }
 
 }  // namespace
 
 std::string summary_line(const CompareResult& r) {
-  std::string s = fmt::format("{} layers: {} passed, {} failed ({} structural), {} mistrusted", r.layers.size(), r.passed,
-                              r.failed, r.structural, r.mistrusted);
+  std::string s = fmt::format("{} layers: {} passed ({} explained by their inputs), {} failed ({} structural), {} mistrusted, {} unchecked",
+                              r.layers.size(), r.passed, r.explained, r.failed, r.structural, r.mistrusted, r.unchecked);
   if (r.origin >= 0) {
     int64_t propagated = 0;
     for (const LayerReport& l : r.layers) propagated += !l.propagated_from.empty();
-    s += fmt::format("; first divergence at {} ({} later layers propagated)", r.layers[size_t(r.origin)].name, propagated);
+    s += fmt::format("; origin {} ({} later layers propagated", r.layers[size_t(r.origin)].name, propagated);
+    s += r.other_origins.empty() ? ")" : fmt::format(", {} more origins)", r.other_origins.size());
   }
   return s;
 }
 
 void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& h, bool colour, bool all_tensors) {
   out << "A: " << h.a << "\nB: " << h.b << "\n";
+  for (const std::string& p : r.provenance) out << "provenance differs: " << p << "\n";
   std::vector<Row> rows = {{"state", "max abs", "mean abs", "max rel", "cosine", "ULP", "% out", "worst", "layer", ""}};
   std::vector<const LayerReport*> layer_of = {nullptr};
   for (const LayerReport& l : r.layers) {
     rows.push_back(row_of(l));
     layer_of.push_back(&l);
-    if (all_tensors && l.outputs.size() > 1) {
-      for (const TensorReport& t : l.outputs) {
-        LayerReport one = l;
-        one.outputs = {t};
-        one.origin = false, one.propagated_from.clear(), one.state = t.diff.state, one.reason = t.diff.reason;
-        Row tr = row_of(one);
-        tr.name = "  " + l.name + ":" + t.role;
+    if (all_tensors && l.verdict.outputs.size() > 1) {
+      for (const OutputVerdict& t : l.verdict.outputs) {
+        Row tr = row_of(l, &t.diff, "  " + l.name + ":" + t.role);
+        tr.note = t.diff.reason;
         rows.push_back(tr);
         layer_of.push_back(nullptr);
       }
@@ -118,31 +135,61 @@ void write_json(const std::string& path, const CompareResult& r, const ReportHea
   nlohmann::json layers = nlohmann::json::array();
   for (const LayerReport& l : r.layers) {
     nlohmann::json outs = nlohmann::json::array();
-    for (const TensorReport& t : l.outputs) outs.push_back(diff_json(t));
-    layers.push_back({{"index", l.index}, {"name", l.name}, {"op", l.op}, {"params", l.params}, {"state", state_name(l.state)},
-                      {"structural", l.structural}, {"explained", l.explained}, {"reason", l.reason},
-                      {"inputs_agree", l.inputs_agree}, {"inputs_reason", l.inputs_reason}, {"origin", l.origin},
-                      {"propagated_from", l.propagated_from}, {"outputs", outs}});
+    for (const OutputVerdict& t : l.verdict.outputs) outs.push_back(diff_json(t));
+    layers.push_back({{"index", l.index}, {"occurrence", l.occurrence}, {"name", l.name}, {"op", l.op}, {"params", l.params},
+                      {"params_b", l.params_b}, {"state", state_name(l.state)}, {"structural", l.structural},
+                      {"explained", l.explained}, {"origin", l.origin}, {"defective", sides_name(l.defective)},
+                      {"propagated_from", l.propagated_from}, {"reason", l.reason}, {"note", l.note()},
+                      {"local_check", {{"a", side_json(l.verdict.a)}, {"b", side_json(l.verdict.b)}}}, {"outputs", outs}});
   }
-  const nlohmann::json j = {{"a", h.a}, {"b", h.b}, {"summary", summary_line(r)}, {"passed", r.passed}, {"failed", r.failed},
-                            {"structural", r.structural}, {"mistrusted", r.mistrusted},
+  nlohmann::json origins = nlohmann::json::array();
+  if (r.origin >= 0) origins.push_back(r.layers[size_t(r.origin)].name);
+  for (int64_t i : r.other_origins) origins.push_back(r.layers[size_t(i)].name);
+  const nlohmann::json j = {{"a", h.a}, {"b", h.b}, {"judge", h.judge}, {"provenance", r.provenance}, {"summary", summary_line(r)},
+                            {"passed", r.passed}, {"explained", r.explained}, {"failed", r.failed}, {"structural", r.structural},
+                            {"mistrusted", r.mistrusted}, {"unchecked", r.unchecked},
                             {"origin", r.origin >= 0 ? nlohmann::json(r.layers[size_t(r.origin)].name) : nlohmann::json(nullptr)},
-                            {"layers", layers}};
+                            {"origins", origins}, {"layers", layers}};
   write_file_atomically(path, j.dump(2) + "\n");
 }
 
+namespace {
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+}  // namespace
+
 void write_csv(const std::string& path, const CompareResult& r) {
-  std::string s = "index,layer,op,output,state,max_abs,mean_abs,max_rel,rmse,cosine,max_ulp,out_of_tolerance,count,worst_index,origin,propagated_from\n";
+  std::string s =
+      "index,layer,occurrence,op,output,state,explained,origin,defective,propagated_from,elementwise,max_abs,mean_abs,max_rel,"
+      "rmse,cosine,max_ulp,out_of_tolerance,count,worst_index,note\n";
   for (const LayerReport& l : r.layers) {
-    for (const TensorReport& t : l.outputs) {
-      const TensorDiff& d = t.diff;
-      s += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{}\n", l.index, l.name, l.op, t.role,
-                       state_name(d.state), d.max_abs, d.mean_abs, d.max_rel, d.rmse, d.cosine, d.max_ulp, d.bad, d.count,
-                       d.worst_index, l.origin ? 1 : 0, l.propagated_from);
+    std::vector<const OutputVerdict*> outs;
+    for (const OutputVerdict& t : l.verdict.outputs) outs.push_back(&t);
+    if (outs.empty()) outs.push_back(nullptr);  // a layer judged without outputs (missing, another call) still has its row
+    for (const OutputVerdict* t : outs) {
+      const TensorDiff d = t ? t->diff : TensorDiff{};
+      s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{}\n", l.index,
+                       csv_field(l.name), l.occurrence, l.op, t ? t->role : "", state_name(l.state), l.explained ? 1 : 0,
+                       l.origin ? 1 : 0, sides_name(l.defective), csv_field(l.propagated_from),
+                       t ? elementwise_text(*t) : "", d.max_abs, d.mean_abs, d.max_rel, d.rmse,
+                       d.cosine, d.max_ulp, d.bad, d.count, csv_field(nd_text(d.worst_nd)), csv_field(l.note()));
     }
   }
   write_file_atomically(path, s);
 }
+
+namespace {
+std::string provenance_html(const CompareResult& r) {
+  std::string s;
+  for (const std::string& p : r.provenance) s += "<br>provenance differs: " + escape_html(p);
+  return s;
+}
+}  // namespace
 
 void write_html(const std::string& path, const CompareResult& r, const ReportHeader& h) {
   // The plot: per layer, the worst output's max abs error (dots) and the tolerance at its worst
@@ -189,7 +236,7 @@ void write_html(const std::string& path, const CompareResult& r, const ReportHea
     table += fmt::format("<tr class='{}'><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                          "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
                          cls, i, x.state, escape_html(x.name), escape_html(r.layers[i].op), x.max_abs, x.mean_abs, x.max_rel, x.cosine,
-                         x.ulp, x.pct, escape_html(r.layers[i].state == State::Passed && !r.layers[i].explained ? "" : x.note));
+                         x.ulp, x.pct, escape_html(x.note));
   }
   table += "</table>";
   const std::string page =
@@ -197,7 +244,8 @@ void write_html(const std::string& path, const CompareResult& r, const ReportHea
       "body{font-family:sans-serif;margin:20px}table{border-collapse:collapse;font-size:12px}"
       "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:nth-child(3),td:nth-child(11){text-align:left}"
       "tr.f{background:#fdd}tr.m{background:#ffe9b3}</style></head><body>"
-      "<h2>parity compare</h2><p>A: " + escape_html(h.a) + "<br>B: " + escape_html(h.b) + "</p><p><b>" +
+      "<h2>parity compare</h2><p>A: " + escape_html(h.a) + "<br>B: " + escape_html(h.b) + "<br>judge: " + escape_html(h.judge) +
+      provenance_html(r) + "</p><p><b>" +
       escape_html(summary_line(r)) + "</b></p>" + svg + table + "</body></html>\n";
   write_file_atomically(path, page);
 }

@@ -1,6 +1,8 @@
 #pragma once
 // Writing a CompareResult: an aligned table (colour on a terminal), JSON, CSV, and one
-// self-contained HTML page with the table and a per-layer error plot.
+// self-contained HTML page with the table and a per-layer error plot. Every format is written
+// from the same LayerReport fields (state, note, explained, origin, defective side), so they
+// cannot disagree.
 #include <ostream>
 #include <string>
 
@@ -10,6 +12,7 @@ namespace parity {
 
 struct ReportHeader {
   std::string a, b;  // "dir (backend, device)"
+  std::string judge;  // the judge backend of the local checks
 };
 
 void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& h, bool colour, bool all_tensors);

@@ -1,5 +1,7 @@
 #include "compare/tensor_compare.h"
 
+#include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -20,6 +22,7 @@ const char* state_name(State s) {
     case State::Mistrusted: return "MISTRUSTED";
     case State::Skipped: return "SKIPPED";
     case State::Unsupported: return "UNSUPPORTED";
+    case State::Unchecked: return "UNCHECKED";
   }
   return "?";
 }
@@ -31,15 +34,69 @@ std::string Tolerance::str() const {
   return s;
 }
 
-std::string index_text(const Shape& shape, int64_t flat) {
+namespace {
+
+std::vector<int64_t> unravel(const Shape& shape, int64_t flat) {
   std::vector<int64_t> idx(shape.rank());
   for (size_t d = shape.rank(); d-- > 0;) {
     idx[d] = shape[d] ? flat % shape[d] : 0;
     flat = shape[d] ? flat / shape[d] : 0;
   }
+  return idx;
+}
+
+constexpr int64_t kScanChunk = 1 << 20;
+
+// Whether an element of [lo, hi) has a bit under `mask`: an OR over the words, without a branch
+// the compiler could not vectorise, so the scan runs at memory speed.
+template <typename U> bool any_bits(const std::byte* p, int64_t lo, int64_t hi, U mask) {
+  U acc = 0;
+#pragma omp simd reduction(| : acc)
+  for (int64_t i = lo; i < hi; ++i) {
+    U v;
+    std::memcpy(&v, p + size_t(i) * sizeof(U), sizeof(U));
+    acc |= v & mask;
+  }
+  return acc != 0;
+}
+
+// Chunks left once a nonzero element is found are skipped: a tensor that is not degenerate
+// usually shows it in its first chunk.
+template <typename U> bool any_nonzero(const Tensor& t, U mask) {
+  std::atomic<bool> found{false};
+  parallel_for(t.numel(), kScanChunk, [&](int64_t lo, int64_t hi) {
+    if (!found.load(std::memory_order_relaxed) && any_bits(t.bytes(), lo, hi, mask)) found = true;
+  });
+  return found;
+}
+
+// Floats without the sign bit: -0.0 is zero, as it compares == 0; NaN is not.
+bool any_nonzero(const Tensor& t) {
+  switch (t.dtype()) {
+    case DType::Float16: return any_nonzero<uint16_t>(t, 0x7fffu);
+    case DType::Float32: return any_nonzero<uint32_t>(t, 0x7fffffffu);
+    case DType::Float64: return any_nonzero<uint64_t>(t, 0x7fffffffffffffffu);
+    case DType::Int32: return any_nonzero<uint32_t>(t, ~0u);
+    case DType::Int64: return any_nonzero<uint64_t>(t, ~uint64_t(0));
+    case DType::UInt8:
+    case DType::Bool: return any_nonzero<uint8_t>(t, 0xffu);
+  }
+  return true;  // unreachable: every enumerator is handled above
+}
+
+}  // namespace
+
+std::string index_text(const Shape& shape, int64_t flat) {
+  const std::vector<int64_t> idx = unravel(shape, flat);
   std::string s = "[";
   for (size_t d = 0; d < idx.size(); ++d) s += (d ? ", " : "") + std::to_string(idx[d]);
   return s + "]";
+}
+
+std::string mistrust_reason(const Tensor& expected) {
+  if (expected.numel() == 0) return "no elements";
+  if (any_nonzero(expected)) return "";
+  return expected.dtype() == DType::Bool ? "A is all false" : "A is all zeros";
 }
 
 namespace {
@@ -66,10 +123,9 @@ template <typename T> int64_t ulp_distance(T a, T b) {
 }
 
 struct Partial {
-  int64_t finite = 0, bad = 0, worst = -1, max_ulp = 0, special_mismatch = -1;
+  int64_t finite = 0, bad = 0, worst = -1, max_ulp = 0, nonfinite = 0, first_nonfinite = -1;
   double max_abs = 0, sum_abs = 0, sum_sq = 0, max_rel = 0, dot = 0, na = 0, nb = 0;
   double worst_excess = -std::numeric_limits<double>::infinity(), worst_allowed = 0;
-  bool nonzero = false;
 };
 
 template <typename T> Partial float_chunk(const T* a, const T* b, const Tolerance& tol, int64_t lo, int64_t hi) {
@@ -81,13 +137,14 @@ template <typename T> Partial float_chunk(const T* a, const T* b, const Toleranc
     } else {
       x = a[i], y = b[i];
     }
-    if (x != 0) p.nonzero = true;
     if (!std::isfinite(x) || !std::isfinite(y)) {
       const bool same = (std::isnan(x) && std::isnan(y)) || x == y;  // NaN with NaN, Inf of one sign
       if (!same) {
         ++p.bad;
-        if (p.special_mismatch < 0) p.special_mismatch = i;
-        if (p.worst_excess < std::numeric_limits<double>::infinity()) p.worst_excess = std::numeric_limits<double>::infinity(), p.worst = i;
+        if (p.nonfinite++ == 0) p.first_nonfinite = i;
+        // No tolerance applies: the first such element is the worst, with nothing allowed.
+        constexpr double inf = std::numeric_limits<double>::infinity();
+        if (p.worst_excess < inf) p.worst_excess = inf, p.worst = i, p.worst_allowed = 0;
       }
       continue;
     }
@@ -108,31 +165,35 @@ template <typename T> Partial float_chunk(const T* a, const T* b, const Toleranc
 }
 
 // float32 without NaN/Inf, the common case, in one branch-free pass the compiler vectorises
-// (AVX2 where the CPU has it; -fopenmp-simd lets it reorder the sums): the metrics, the count beyond atol + rtol*|a|, and the largest
-// excess over it. Elements beyond it when a per-element bound exists, and the index of the
-// worst element, are left to float_chunk. Returns false when the chunk holds NaN or Inf.
-__attribute__((target_clones("avx2", "default"))) bool fast_f32_chunk(const float* a, const float* b, float atol, float rtol,
-                                                                      int64_t lo, int64_t hi, Partial& p) {
-  // Sums in float32 within the chunk (64 Ki elements: relative error ~1e-5, ample for the
-  // reported means and cosine), then float64 across chunks; float lanes are twice as many.
-  float sum_abs = 0, sum_sq = 0, dot = 0, na = 0, nb = 0;
+// (AVX-512 or AVX2 where the CPU has it; -fopenmp-simd lets it reorder the sums): the metrics,
+// the count beyond atol + rtol*|a|, and the largest excess over it. Elements beyond it when a
+// per-element bound exists, and the index of the worst element, are left to float_chunk.
+// Returns false when the chunk holds NaN or Inf.
+__attribute__((target_clones("avx512f", "avx2", "default"))) bool fast_f32_chunk(const float* a, const float* b, float atol,
+                                                                                 float rtol, int64_t lo, int64_t hi, Partial& p) {
+  // Sums in float64, of the same terms float_chunk adds: float32 sums drift by ~1e-5 over a
+  // chunk, enough to report a cosine of 1.000001 for vectors that are not parallel. The
+  // products of two floats are exact in float64, so only the additions round. The extremes and
+  // the tolerance test stay in float32, where the lanes are twice as many. The float64 lanes
+  // cost a third more time under AVX2; the AVX-512 clone wins that back and more.
+  double sum_abs = 0, sum_sq = 0, dot = 0, na = 0, nb = 0;
   float max_abs = 0, max_rel = 0, max_excess = -std::numeric_limits<float>::infinity();
   uint32_t max_ulp = 0;
-  int32_t bad = 0, nonfinite = 0, nonzero = 0;
-#pragma omp simd reduction(+ : sum_abs, sum_sq, dot, na, nb, bad, nonfinite, nonzero) \
+  int32_t bad = 0, nonfinite = 0;
+#pragma omp simd reduction(+ : sum_abs, sum_sq, dot, na, nb, bad, nonfinite) \
     reduction(max : max_abs, max_rel, max_excess, max_ulp)
   for (int64_t i = lo; i < hi; ++i) {
     const float x = a[i], y = b[i];
     const auto bx = __builtin_bit_cast(uint32_t, x), by = __builtin_bit_cast(uint32_t, y);
     nonfinite += ((bx & 0x7f800000u) == 0x7f800000u) | ((by & 0x7f800000u) == 0x7f800000u);
-    nonzero += x != 0;
     const float d = std::fabs(x - y), ax = std::fabs(x);
     max_abs = d > max_abs ? d : max_abs;
-    sum_abs += d;
-    sum_sq += d * d;
+    const double xd = x, yd = y, dd = std::fabs(xd - yd);
+    sum_abs += dd;
+    sum_sq += dd * dd;
+    dot += xd * yd, na += xd * xd, nb += yd * yd;
     const float rel = d / (ax > 0 ? ax : 1.0f);  // the divisor is never 0: no branch needed
     max_rel = (ax > 0 && rel > max_rel) ? rel : max_rel;
-    dot += x * y, na += x * x, nb += y * y;
     // Floats mapped onto a monotonic unsigned line: the ULP distance is a difference there.
     const uint32_t ux = bx ^ ((bx >> 31) ? 0xffffffffu : 0x80000000u), uy = by ^ ((by >> 31) ? 0xffffffffu : 0x80000000u);
     const uint32_t ulp = ux > uy ? ux - uy : uy - ux;
@@ -142,10 +203,36 @@ __attribute__((target_clones("avx2", "default"))) bool fast_f32_chunk(const floa
     max_excess = excess > max_excess ? excess : max_excess;
   }
   if (nonfinite) return false;
-  p.finite = hi - lo, p.bad = bad, p.max_ulp = max_ulp, p.nonzero = nonzero > 0;
+  p.finite = hi - lo, p.bad = bad, p.max_ulp = max_ulp;
   p.max_abs = max_abs, p.sum_abs = sum_abs, p.sum_sq = sum_sq, p.max_rel = max_rel, p.dot = dot, p.na = na, p.nb = nb;
   p.worst_excess = max_excess;  // p.worst (the index) is found later, in the one chunk that needs it
   return true;
+}
+
+// Cauchy-Schwarz holds only in exact arithmetic: rounding can put the quotient an ULP or so
+// beyond [-1, 1], which would read as better than identical.
+double cosine(double dot, double na, double nb) {
+  if (na == 0 && nb == 0) return 1;
+  if (na == 0 || nb == 0) return 0;
+  return std::clamp(dot / (std::sqrt(na) * std::sqrt(nb)), -1.0, 1.0);
+}
+
+// The state and reason of a float comparison whose metrics are filled in.
+void judge_floats(const Tensor& a, const Tensor& b, const Tolerance& tol, int64_t first_nonfinite, TensorDiff& r) {
+  if (r.nonfinite_mismatches > 0) {
+    r.state = State::Failed;
+    r.reason = std::to_string(r.nonfinite_mismatches) + " NaN/Inf positions differ, first at " +
+               index_text(a.shape(), first_nonfinite) + ": A " + shortest_double(element_as_double(a, first_nonfinite)) +
+               ", B " + shortest_double(element_as_double(b, first_nonfinite));
+  } else if (r.bad > 0) {
+    r.state = State::Failed;
+    r.reason = std::to_string(r.bad) + " of " + std::to_string(r.count) + " elements out of tolerance (" + tol.str() +
+               "), worst at " + index_text(a.shape(), r.worst_index) + ": A " + shortest_double(r.worst_a) + ", B " +
+               shortest_double(r.worst_b);
+  } else {
+    r.reason = mistrust_reason(a);
+    if (!r.reason.empty()) r.state = State::Mistrusted;
+  }
 }
 
 TensorDiff compare_floats(const Tensor& a, const Tensor& b, const Tolerance& tol) {
@@ -171,14 +258,20 @@ TensorDiff compare_floats(const Tensor& a, const Tensor& b, const Tolerance& tol
     t.dot += p.dot, t.na += p.na, t.nb += p.nb;
     t.max_abs = std::max(t.max_abs, p.max_abs), t.max_rel = std::max(t.max_rel, p.max_rel);
     t.max_ulp = std::max(t.max_ulp, p.max_ulp);
-    t.nonzero = t.nonzero || p.nonzero;
-    if (t.special_mismatch < 0) t.special_mismatch = p.special_mismatch;
+    t.nonfinite += p.nonfinite;
+    if (t.first_nonfinite < 0) t.first_nonfinite = p.first_nonfinite;
     if (p.worst_excess > t.worst_excess) t.worst_excess = p.worst_excess, t.worst = p.worst, t.worst_allowed = p.worst_allowed;
   }
   r.max_abs = t.max_abs, r.max_rel = t.max_rel, r.max_ulp = t.max_ulp, r.bad = t.bad;
   r.mean_abs = t.finite ? t.sum_abs / double(t.finite) : 0;
   r.rmse = t.finite ? std::sqrt(t.sum_sq / double(t.finite)) : 0;
-  r.cosine = (t.na == 0 && t.nb == 0) ? 1.0 : (t.na == 0 || t.nb == 0) ? 0.0 : t.dot / std::sqrt(t.na * t.nb);
+  r.cosine = cosine(t.dot, t.na, t.nb);
+  r.nonfinite_mismatches = t.nonfinite;
+  if (t.nonfinite > 0) {
+    // The metrics above cover the finite elements only, where the sides may well agree.
+    r.max_abs = std::numeric_limits<double>::infinity();
+    r.cosine = std::numeric_limits<double>::quiet_NaN();
+  }
   if (t.worst < 0 && t.finite > 0) {
     // The worst element lies in a chunk that took the fast path: find it there.
     size_t c = 0;
@@ -195,20 +288,7 @@ TensorDiff compare_floats(const Tensor& a, const Tensor& b, const Tolerance& tol
   r.worst_index = t.worst;
   r.worst_allowed = t.worst_allowed;
   if (t.worst >= 0) r.worst_a = element_as_double(a, t.worst), r.worst_b = element_as_double(b, t.worst);
-  if (t.special_mismatch >= 0) {
-    r.state = State::Failed;
-    r.reason = "NaN/Inf positions differ: at " + index_text(a.shape(), t.special_mismatch) + " A has " +
-               shortest_double(element_as_double(a, t.special_mismatch)) + ", B " +
-               shortest_double(element_as_double(b, t.special_mismatch));
-  } else if (t.bad > 0) {
-    r.state = State::Failed;
-    r.reason = std::to_string(t.bad) + " of " + std::to_string(r.count) + " elements out of tolerance (" + tol.str() +
-               "), worst at " + index_text(a.shape(), t.worst) + ": A " + shortest_double(r.worst_a) + ", B " +
-               shortest_double(r.worst_b);
-  } else if (!t.nonzero) {
-    r.state = State::Mistrusted;
-    r.reason = r.count == 0 ? "no elements" : "A is all zeros";
-  }
+  judge_floats(a, b, tol, t.first_nonfinite, r);
   return r;
 }
 
@@ -216,12 +296,8 @@ TensorDiff compare_exact(const Tensor& a, const Tensor& b) {
   TensorDiff r;
   r.count = a.numel();
   const size_t item = dtype_size(a.dtype());
-  bool nonzero = false;
   for (int64_t i = 0; i < r.count; ++i) {
     const std::byte* pa = a.bytes() + size_t(i) * item;
-    if (!nonzero) {
-      for (size_t k = 0; k < item; ++k) nonzero = nonzero || pa[k] != std::byte{0};
-    }
     if (std::memcmp(pa, b.bytes() + size_t(i) * item, item) != 0) {
       if (r.bad++ == 0) r.worst_index = i;
     }
@@ -232,9 +308,9 @@ TensorDiff compare_exact(const Tensor& a, const Tensor& b) {
     r.reason = std::to_string(r.bad) + " of " + std::to_string(r.count) + " elements differ, first at " +
                index_text(a.shape(), r.worst_index) + ": A " + shortest_double(r.worst_a) + ", B " + shortest_double(r.worst_b);
     r.max_abs = std::fabs(r.worst_a - r.worst_b);
-  } else if (!nonzero) {
-    r.state = State::Mistrusted;
-    r.reason = r.count == 0 ? "no elements" : a.dtype() == DType::Bool ? "A is all false" : "A is all zeros";
+  } else {
+    r.reason = mistrust_reason(a);
+    if (!r.reason.empty()) r.state = State::Mistrusted;
   }
   return r;
 }
@@ -250,7 +326,9 @@ TensorDiff compare_tensors(const Tensor& a, const Tensor& b, const Tolerance& to
                std::string(dtype_name(b.dtype())) + " " + b.shape().str();
     return r;
   }
-  return is_floating(a.dtype()) ? compare_floats(a, b, tol) : compare_exact(a, b);
+  TensorDiff r = is_floating(a.dtype()) ? compare_floats(a, b, tol) : compare_exact(a, b);
+  if (r.worst_index >= 0) r.worst_nd = unravel(a.shape(), r.worst_index);
+  return r;
 }
 
 }  // namespace parity

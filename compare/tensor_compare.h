@@ -9,12 +9,16 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/tensor.h"
 
 namespace parity {
 
-enum class State { Passed, Failed, Mistrusted, Skipped, Unsupported };
+// UNCHECKED: outputs differ beyond tolerance and no local check could run (inputs not recorded,
+// or the judge cannot run the call), so the difference is neither explained nor pinned on a side.
+enum class State { Passed, Failed, Mistrusted, Skipped, Unsupported, Unchecked };
+constexpr int kStateCount = 6;
 const char* state_name(State s);  // "PASSED", ...
 
 struct Tolerance {
@@ -31,17 +35,30 @@ struct TensorDiff {
   bool structural = false;
   std::string reason;  // one line; empty when PASSED
   int64_t count = 0;
-  // Floats (over elements where both sides are finite):
+  // Floats, over elements where both sides are finite, summed in float64; cosine lies in [-1, 1].
+  // Where NaN/Inf positions differ, max_abs is +infinity and cosine NaN, so that no summary
+  // reads as agreement.
   double max_abs = 0, mean_abs = 0, max_rel = 0, rmse = 0, cosine = 1;
   int64_t max_ulp = 0;
+  // Positions where A and B are not the same NaN or Inf: NaN or Inf against a number, +Inf
+  // against -Inf. NaN against NaN is equal. They count in `bad` too.
+  int64_t nonfinite_mismatches = 0;
   // Elements failing the tolerance (floats) or differing (integers, bools), and the worst one:
-  // the largest excess over its tolerance, or the first mismatch for exact types.
+  // the first NaN/Inf mismatch, else the largest excess over its tolerance, or the first
+  // mismatch for exact types.
   int64_t bad = 0, worst_index = -1;
+  std::vector<int64_t> worst_nd;  // worst_index as coordinates; empty when none (or rank 0)
   double worst_a = 0, worst_b = 0;
-  double worst_allowed = 0;  // the tolerance at the worst element (floats)
+  double worst_allowed = 0;  // the tolerance at the worst element (floats; 0 for NaN/Inf)
 };
 
 TensorDiff compare_tensors(const Tensor& a, const Tensor& b, const Tolerance& tol);
+
+// Why a tensor of expected values proves little when matched: "no elements", "A is all zeros"
+// (floats: every element == 0, so -0.0 counts), "A is all false" (bool); "" when it is not
+// degenerate. A branch-free scan that stops early, at memory speed, so it suits tensors found
+// identical by hash and never compared element by element.
+std::string mistrust_reason(const Tensor& expected);
 
 // "[1, 0, 3]": a flat index as coordinates of `shape`.
 std::string index_text(const Shape& shape, int64_t flat);

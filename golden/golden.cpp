@@ -6,8 +6,8 @@
 
 #include "cases/case_file.h"
 #include "compare/dump_reader.h"
-#include "compare/nms_diff.h"
-#include "compare/tolerance.h"
+#include "compare/dump_compare.h"
+#include "compare/judge.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "kernels/aten_plugin.h"
@@ -106,17 +106,17 @@ std::vector<GoldenLayerResult> check_golden_pack(const std::string& dir, const s
     } else if (!be.supports(l.op)) {
       r.state = State::Unsupported, r.reason = "backend " + be.name() + " has no " + l.op;
     } else {
-      std::vector<Tensor> in;
-      for (const DumpTensorInfo& t : l.inputs) in.push_back(d.load(t));
-      const std::vector<Tensor> out = be.run(l.params, in);
-      if (out.size() != l.outputs.size()) {
-        r.state = State::Failed, r.reason = "output count " + std::to_string(out.size()) + ", expected " + std::to_string(l.outputs.size());
-      }
-      for (size_t k = 0; k < out.size() && k < l.outputs.size(); ++k) {
-        const Tensor expected = d.load(l.outputs[k]);
-        const TensorDiff diff = judge_output(l.params, in, expected, out[k], tolerance_for(l.params, k, expected.dtype(), in));
-        r.max_abs = std::max(r.max_abs, diff.max_abs);
-        if (diff.state == State::Failed && r.state != State::Failed) r.state = State::Failed, r.reason = l.outputs[k].role + ": " + diff.reason;
+      // A = the pack's expected outputs, B = the backend on the pack's inputs: judged as compare judges.
+      const LayerSide expected = layer_side(d, l);
+      LayerSide actual;
+      actual.line = l.params, actual.roles = expected.roles, actual.inputs = expected.inputs;
+      actual.outputs = be.run(l.params, expected.inputs());
+      const LayerVerdict v = judge_layer(l.name, expected, actual, true, JudgeOptions{});
+      for (const OutputVerdict& t : v.outputs) r.max_abs = std::max(r.max_abs, t.diff.max_abs);
+      r.state = v.state, r.explained = v.explained, r.structural = v.structural, r.reason = v.reason;
+      if (v.state == State::Failed) {
+        r.reason = v.defective() == Sides::A ? "the pack's expected output is not the judge's: " + v.reason
+                                             : "defective: " + std::string(sides_name(v.defective())) + ": " + v.reason;
       }
     }
     results.push_back(std::move(r));

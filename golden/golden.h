@@ -12,7 +12,7 @@
 //   yolov5n_128: yolov5n v7.0 at 128x128, batch 1, seeded, every layer's inputs and output
 //     from the reference.
 // Checking runs each layer of each pack on a backend from the pack's own inputs and compares
-// its outputs with the expected ones (compare/tolerance.h, NMS differences classified).
+// its outputs with the expected ones through the judge (compare/judge.h), as compare does.
 #include <string>
 #include <vector>
 
@@ -23,6 +23,7 @@ namespace parity {
 struct GoldenLayerResult {
   std::string pack, layer, line;
   State state = State::Passed;
+  bool explained = false, structural = false;
   std::string reason;
   double max_abs = 0;
 };

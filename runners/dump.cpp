@@ -1,13 +1,13 @@
 #include "runners/dump.h"
 
-#include <xxhash.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/npy.h"
 #include "core/version.h"
 #include "kernels/backend.h"
@@ -15,12 +15,6 @@
 namespace parity {
 
 namespace fs = std::filesystem;
-
-std::string content_hash(const Tensor& t) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "xxh64:%016llx", static_cast<unsigned long long>(XXH64(t.bytes(), t.nbytes(), 0)));
-  return buf;
-}
 
 DumpWriter::DumpWriter(std::string dir, DumpInfo info, bool force) : dir_(std::move(dir)), info_(std::move(info)) {
   std::error_code ec;
@@ -41,39 +35,74 @@ DumpWriter::DumpWriter(std::string dir, DumpInfo info, bool force) : dir_(std::m
   }
 }
 
-std::string DumpWriter::write_tensor(const std::string& stem, const DumpTensor& t) {
-  std::string file;
-  const std::string hash = content_hash(t.tensor);
-  const auto known = t.source.empty() ? output_files_.end() : output_files_.find(t.source);
-  if (known != output_files_.end() && known->second.second == hash) {
-    file = known->second.first;
-  } else {
-    file = stem + "." + t.role + ".npy";
-    write_npy(dir_ + "/" + file, t.tensor);
-    bytes_ += int64_t(t.tensor.nbytes());
-  }
+namespace {
+std::string tensor_entry(const DumpTensor& t, const std::string& file, const std::string& hash, bool derived) {
   nlohmann::json j = {{"role", t.role},
                       {"file", file},
                       {"dtype", std::string(dtype_name(t.tensor.dtype()))},
                       {"shape", t.tensor.shape().dims()},
                       {"source", t.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.source)},
                       {"hash", hash}};
+  if (derived) j["derived"] = true;
   return j.dump();
+}
+
+std::string stem_of(int64_t index, const std::string& name) {
+  char digits[16];
+  std::snprintf(digits, sizeof digits, "%04lld", static_cast<long long>(index));
+  // Files start with the layer index: names may repeat across a case file, and a sorted listing
+  // (parity inspect DIR) then follows execution order.
+  return std::string(digits) + "." + name;
+}
+
+nlohmann::json run_json(const DumpInfo& info) {
+  const DumpRun& r = info.run;
+  nlohmann::json j = {{"model", info.model}, {"seed", info.seed}};
+  if (r.img) j["img"] = *r.img;
+  if (r.batch) j["batch"] = *r.batch;
+  const std::pair<const char*, std::string> texts[] = {
+      {"weights", r.weights}, {"weights_digest", r.weights_digest}, {"input", r.input}, {"input_digest", r.input_digest}};
+  for (const auto& [key, value] : texts) {
+    if (!value.empty()) j[key] = value;
+  }
+  return j;
+}
+}  // namespace
+
+std::string DumpWriter::write_file(const std::string& stem, const DumpTensor& t) {
+  const std::string file = stem + "." + t.role + ".npy";
+  write_npy(dir_ + "/" + file, t.tensor);
+  bytes_ += int64_t(t.tensor.nbytes());
+  return file;
+}
+
+void DumpWriter::remember(const std::string& name, const DumpTensor& t, std::string file, std::string hash) {
+  outputs_[name + ":" + t.role] = {std::move(file), std::move(hash), std::string(dtype_name(t.tensor.dtype())),
+                                   t.tensor.shape().dims()};
+}
+
+std::string DumpWriter::write_input(const std::string& stem, const DumpTensor& t) {
+  const std::string hash = content_hash(t.tensor);
+  const auto known = t.source.empty() ? outputs_.end() : outputs_.find(t.source);
+  if (known == outputs_.end()) return tensor_entry(t, write_file(stem, t), hash, false);
+  // The hash covers bytes only: a reshaped output (same bytes, other shape) is derived too.
+  const Output& o = known->second;
+  const bool same = o.hash == hash && o.dtype == dtype_name(t.tensor.dtype()) && o.shape == t.tensor.shape().dims();
+  return tensor_entry(t, same && !o.file.empty() ? o.file : write_file(stem, t), hash, !same);
+}
+
+std::string DumpWriter::write_output(const std::string& stem, const std::string& name, const DumpTensor& t) {
+  const std::string hash = content_hash(t.tensor), file = write_file(stem, t);
+  remember(name, t, file, hash);
+  return tensor_entry(t, file, hash, false);
 }
 
 void DumpWriter::add_layer(const std::string& name, const std::string& line, double time_ms,
                            const std::vector<DumpTensor>& inputs, const std::vector<DumpTensor>& outputs) {
-  char index[16];
-  std::snprintf(index, sizeof index, "%04lld", static_cast<long long>(count_));
-  // Files start with the layer index: names may repeat across a case file, and a sorted listing
-  // (parity inspect DIR) then follows execution order.
-  const std::string stem = std::string(index) + "." + name;
+  const std::string stem = stem_of(count_, name);
   std::string ins, outs;
-  for (const DumpTensor& t : inputs) ins += (ins.empty() ? "" : ",") + write_tensor(stem, t);
-  for (const DumpTensor& t : outputs) {
-    outs += (outs.empty() ? "" : ",") + write_tensor(stem, t);
-    output_files_[name + ":" + t.role] = {stem + "." + t.role + ".npy", content_hash(t.tensor)};
-  }
+  for (const DumpTensor& t : inputs) ins += (ins.empty() ? "" : ",") + write_input(stem, t);
+  for (const DumpTensor& t : outputs) outs += (outs.empty() ? "" : ",") + write_output(stem, name, t);
   nlohmann::json head = {{"index", count_}, {"name", name}, {"op", op_name_of(line)}, {"params", line}, {"time_ms", time_ms}};
   std::string obj = head.dump();
   obj.pop_back();  // reopen the object to append the tensor arrays
@@ -82,10 +111,14 @@ void DumpWriter::add_layer(const std::string& name, const std::string& line, dou
   ++count_;
 }
 
+void DumpWriter::skip_layer(const std::string& name, const std::vector<DumpTensor>& outputs) {
+  for (const DumpTensor& t : outputs) remember(name, t, "", content_hash(t.tensor));
+}
+
 void DumpWriter::finish() {
   nlohmann::json head = {{"format", "parity-dump"}, {"version", 1},          {"model", info_.model},
                          {"backend", info_.backend}, {"device", info_.device}, {"seed", info_.seed},
-                         {"tool_version", PARITY_VERSION}};
+                         {"tool_version", PARITY_VERSION}, {"run", run_json(info_)}};
   std::string text = head.dump();
   text.pop_back();
   text += ",\"layers\":[" + layers_json_ + "\n]}\n";

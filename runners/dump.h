@@ -3,11 +3,14 @@
 // last and atomically, so a folder without a manifest is an incomplete dump (DESIGN.md).
 //
 // manifest.json: {"format": "parity-dump", "version": 1, "model", "backend", "device", "seed",
-// "tool_version", "layers": [{"index", "name", "op", "params" (the op's canonical line),
-// "time_ms", "inputs": [tensor], "outputs": [tensor]}]}; tensor = {"role", "file", "dtype",
-// "shape", "source" (the layer output it came from, or null), "hash" ("xxh64:<16 hex>")}.
+// "tool_version", "run" (DumpRun: what the dump was computed from; always "model" and "seed"),
+// "layers": [{"index", "name", "op", "params" (the op's canonical line), "time_ms",
+// "inputs": [tensor], "outputs": [tensor]}]}; tensor = {"role", "file", "dtype", "shape",
+// "source" (the layer output it came from, or null), "hash" ("xxh64:<16 hex>", core/hash.h),
+// and on an input whose content is not its source output as is, "derived": true}.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,16 +18,24 @@
 
 namespace parity {
 
-struct DumpInfo {
-  std::string model, backend, device;
-  uint64_t seed = 0;
+// The manifest's "run" beyond DumpInfo's model and seed; empty or unset fields are left out.
+struct DumpRun {
+  std::optional<int64_t> img, batch;
+  std::string weights, weights_digest;  // "seeded" or the weights path; chained_content_hash
+  std::string input, input_digest;      // "seeded" or the input .npy path; content_hash
 };
 
-// An input whose source is an output already in the dump is not written again: its entry
-// points at that output's file.
+struct DumpInfo {
+  std::string model, backend, device;  // model: a YOLOv5 variant, or the case file replayed
+  uint64_t seed = 0;
+  DumpRun run = {};
+};
+
+// An input whose source is an output already in the dump, with the same content, dtype and
+// shape, is not written again: its entry points at that output's file.
 struct DumpTensor {
   std::string role;    // "x", "w", "out0" ...
-  std::string source;  // "<layer name>:out<k>" that produced it, empty when none
+  std::string source;  // "<layer name>:out<k>" it is (or is derived from), empty when none
   Tensor tensor;
 };
 
@@ -36,23 +47,32 @@ class DumpWriter {
 
   void add_layer(const std::string& name, const std::string& line, double time_ms, const std::vector<DumpTensor>& inputs,
                  const std::vector<DumpTensor>& outputs);
+  // A layer left out of the dump (a --layers filter): its outputs are only remembered, so that
+  // inputs taken from them are still marked derived or not.
+  void skip_layer(const std::string& name, const std::vector<DumpTensor>& outputs);
+  // What the run was computed from, when that is known only after the folder was claimed.
+  void set_run(DumpRun run) { info_.run = std::move(run); }
   void finish();  // writes manifest.json
   const std::string& dir() const { return dir_; }
   int64_t bytes_written() const { return bytes_; }
 
  private:
-  std::string write_tensor(const std::string& stem, const DumpTensor& t);
+  struct Output {
+    std::string file;  // empty for a skipped layer's output
+    std::string hash, dtype;
+    std::vector<int64_t> shape;
+  };
+
+  std::string write_input(const std::string& stem, const DumpTensor& t);
+  std::string write_output(const std::string& stem, const std::string& name, const DumpTensor& t);
+  std::string write_file(const std::string& stem, const DumpTensor& t);
+  void remember(const std::string& name, const DumpTensor& t, std::string file, std::string hash);
 
   std::string dir_;
   DumpInfo info_;
   std::string layers_json_;  // accumulated, comma-separated layer objects
   int64_t count_ = 0, bytes_ = 0;
-  // "<layer>:out<k>" -> (file, content hash): an input naming it as source reuses the file only
-  // when its content is the same (a slice of an output is written on its own).
-  std::map<std::string, std::pair<std::string, std::string>> output_files_;
+  std::map<std::string, Output> outputs_;  // by "<layer>:out<k>", the latest layer of that name
 };
-
-// "xxh64:<16 hex digits>" of the tensor's bytes.
-std::string content_hash(const Tensor& t);
 
 }  // namespace parity

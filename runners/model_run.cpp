@@ -10,6 +10,7 @@
 #include "cases/yolov5.h"
 #include "core/error.h"
 #include "core/gpu.h"
+#include "core/hash.h"
 #include "core/npy.h"
 #include "core/rng.h"
 #include "kernels/backend.h"
@@ -32,7 +33,7 @@ class LayerRunner {
 
   struct In {
     Tensor t;
-    std::string source;  // "<layer>:out0" of the producing layer, or empty
+    std::string source;  // "<layer>:out0" it is or is derived from; empty for the image and weights
   };
 
   Tensor run(const std::string& name, const std::string& line, const std::vector<In>& in) {
@@ -49,13 +50,7 @@ class LayerRunner {
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     total_ms += ms;
     ++layers;
-    if (dump_ && std::regex_search(name, filter_)) {
-      const std::vector<TensorSpec> specs = op_inputs(line);
-      std::vector<DumpTensor> din, dout;
-      for (size_t k = 0; k < in.size(); ++k) din.push_back({specs[k].name, in[k].source, in[k].t});
-      for (size_t k = 0; k < out.size(); ++k) dout.push_back({"out" + std::to_string(k), "", out[k]});
-      dump_->add_layer(name, line, ms, din, dout);
-    }
+    if (dump_) record(name, line, ms, in, out);
     return out[0];
   }
 
@@ -63,6 +58,20 @@ class LayerRunner {
   int64_t layers = 0;
 
  private:
+  void record(const std::string& name, const std::string& line, double ms, const std::vector<In>& in,
+              const std::vector<Tensor>& out) {
+    std::vector<DumpTensor> dout;
+    for (size_t k = 0; k < out.size(); ++k) dout.push_back({"out" + std::to_string(k), "", out[k]});
+    if (!std::regex_search(name, filter_)) {
+      dump_->skip_layer(name, dout);
+      return;
+    }
+    const std::vector<TensorSpec> specs = op_inputs(line);
+    std::vector<DumpTensor> din;
+    for (size_t k = 0; k < in.size(); ++k) din.push_back({specs[k].name, in[k].source, in[k].t});
+    dump_->add_layer(name, line, ms, din, dout);
+  }
+
   const Backend& backend_;
   DumpWriter* dump_;
   std::regex filter_;
@@ -104,15 +113,17 @@ Tensor int64_column(const Tensor& pairs, int64_t col, int64_t add) {
   return out;
 }
 
-// val.py's non_max_suppression for image xi of the Detect output pred [B, N, 85].
-int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const Tensor& xc, int64_t xi) {
+// val.py's non_max_suppression for image xi of the Detect output pred [B, N, 85] (produced as
+// `pred_source`). Every input names the layer output it is taken from, however it was reshaped.
+int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::string& pred_source, const Tensor& xc, int64_t xi) {
   const int64_t n_pred = pred.shape()[1], no = pred.shape()[2], nc = no - 5;
   const std::string base = "nms." + std::to_string(xi);
   Tensor img(DType::Float32, Shape{n_pred, no}), mask(DType::Bool, Shape{n_pred});
   std::memcpy(img.mutable_bytes(), pred.bytes() + size_t(xi) * img.nbytes(), img.nbytes());
   std::memcpy(mask.mutable_bytes(), xc.bytes() + size_t(xi * n_pred), size_t(n_pred));
   // x = x[xc[xi]]
-  Tensor x = run.run(base + ".x", "index x=" + img.shape().str() + " mask=" + std::to_string(n_pred), {{img, ""}, {mask, ""}});
+  Tensor x = run.run(base + ".x", "index x=" + img.shape().str() + " mask=" + std::to_string(n_pred),
+                     {{img, pred_source}, {mask, "nms.xc:out0"}});
   const int64_t n = x.shape()[0];
   if (n == 0) return 0;
   // x[:, 5:] *= x[:, 4:5]; box = xywh2xyxy(x[:, :4])   (float32, as torch computes them)
@@ -126,39 +137,49 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const Tensor& xc
     bp[r * 4 + 0] = row[0] - hw, bp[r * 4 + 1] = row[1] - hh, bp[r * 4 + 2] = row[0] + hw, bp[r * 4 + 3] = row[1] + hh;
   }
   const std::string N = std::to_string(n), C = std::to_string(nc);
-  const std::string src_x = base + ".x:out0";
+  const std::string src_x = base + ".x:out0", src_ij = base + ".multi_label.nonzero:out0";
+  const std::string src_det = base + ".multi_label.cat:out0", src_sorted = base + ".sorted:out0";
   // i, j = (x[:, 5:] > conf_thres).nonzero(as_tuple=False).T
   const Tensor cls = columns(x, 5, no);
-  const Tensor gt = run.run(base + ".multi_label.gt", "threshold x=" + N + "x" + C + " value=" + shortest_double(kConfThres), {{cls, ""}});
+  const Tensor gt =
+      run.run(base + ".multi_label.gt", "threshold x=" + N + "x" + C + " value=" + shortest_double(kConfThres), {{cls, src_x}});
   const Tensor ij = run.run(base + ".multi_label.nonzero", "nonzero x=" + N + "x" + C, {{gt, base + ".multi_label.gt:out0"}});
   const int64_t k = ij.shape()[0];
   if (k == 0) return 0;
   const std::string K = std::to_string(k);
   const Tensor i = int64_column(ij, 0, 0), j5 = int64_column(ij, 1, 5);
   // torch.cat((box[i], x[i, 5 + j, None], j[:, None].float()), 1)
-  const Tensor bi = run.run(base + ".multi_label.box", "index x=" + N + "x4 idx=" + K, {{box, ""}, {i, ""}});
+  const Tensor bi = run.run(base + ".multi_label.box", "index x=" + N + "x4 idx=" + K, {{box, src_x}, {i, src_ij}});
   Tensor conf = run.run(base + ".multi_label.conf", "index x=" + N + "x" + std::to_string(no) + " pairs=" + K,
-                        {{x, ""}, {i, ""}, {j5, ""}});
+                        {{x, src_x}, {i, src_ij}, {j5, src_ij}});
   Tensor jf(DType::Float32, Shape{k, 1});
   for (int64_t r = 0; r < k; ++r) jf.mutable_data<float>()[r] = float(j5.data<int64_t>()[r] - 5);
   Tensor conf_col(DType::Float32, Shape{k, 1});
   std::memcpy(conf_col.mutable_bytes(), conf.bytes(), conf.nbytes());
   Tensor det = run.run(base + ".multi_label.cat", "cat x=" + K + "x4," + K + "x1," + K + "x1 dim=1",
-                       {{bi, base + ".multi_label.box:out0"}, {conf_col, ""}, {jf, ""}});
+                       {{bi, base + ".multi_label.box:out0"}, {conf_col, base + ".multi_label.conf:out0"}, {jf, src_ij}});
   // x = x[x[:, 4].argsort(descending=True)[:max_nms]]
-  const Tensor order = run.run(base + ".sort", "argsort x=" + K + " descending", {{column(det, 4), ""}});
+  const Tensor order = run.run(base + ".sort", "argsort x=" + K + " descending", {{column(det, 4), src_det}});
   Tensor order1d(DType::Int64, Shape{std::min(k, kMaxNms)});
   std::memcpy(order1d.mutable_bytes(), order.bytes(), order1d.nbytes());
   const std::string M = std::to_string(order1d.numel());
-  det = run.run(base + ".sorted", "index x=" + K + "x6 idx=" + M, {{det, base + ".multi_label.cat:out0"}, {order1d, ""}});
+  det = run.run(base + ".sorted", "index x=" + K + "x6 idx=" + M, {{det, src_det}, {order1d, base + ".sort:out0"}});
   // boxes + c, torchvision.ops.nms(boxes, scores, iou_thres) with c = class * max_wh
   const Tensor keep = run.run(base + ".nms", "nms boxes=" + M + "x4 iou=" + shortest_double(kIouThres) + " batched",
-                              {{columns(det, 0, 4), ""}, {column(det, 4), ""}, {column(det, 5), ""}});
+                              {{columns(det, 0, 4), src_sorted}, {column(det, 4), src_sorted}, {column(det, 5), src_sorted}});
   // output[xi] = x[i[:max_det]]
   const int64_t kept = std::min(keep.numel(), kMaxDet);
   const Tensor out = run.run(base + ".output", "index x=" + M + "x6 idx=" + std::to_string(kept),
-                             {{det, base + ".sorted:out0"}, {first_rows(keep, kept), ""}});
+                             {{det, src_sorted}, {first_rows(keep, kept), base + ".nms:out0"}});
   return out.shape()[0];
+}
+
+// What a dump of this run was computed from; the weights digest chains them in key order.
+DumpRun provenance_of(const RunOptions& o, const Weights& w, const Tensor& image) {
+  std::vector<const Tensor*> weights;
+  for (const auto& [key, t] : w) weights.push_back(&t);
+  return {o.img, o.batch, o.weights.empty() ? "seeded" : o.weights, chained_content_hash(weights),
+          o.input.empty() ? "seeded" : o.input, content_hash(image)};
 }
 
 int64_t free_bytes(const std::string& dir) {
@@ -210,6 +231,8 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
     }
   }
 
+  if (dump) dump->set_run(provenance_of(o, w, image));
+
   // A layer's output is kept until its last consumer has run.
   std::vector<int64_t> last_use(g.nodes.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -240,11 +263,15 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
 
   if (o.postprocess) {
     const Tensor& pred = values.back();  // [B, N, 85]
+    const std::string pred_source = g.nodes.back().name + ":out0";
     if (progress) progress(int64_t(g.nodes.size()), int64_t(g.nodes.size()), "nms");
     const Tensor obj = column(pred, 4);  // [B, N]
     // xc = prediction[..., 4] > conf_thres
-    const Tensor xc = run.run("nms.xc", "threshold x=" + obj.shape().str() + " value=" + shortest_double(kConfThres), {{obj, ""}});
-    for (int64_t xi = 0; xi < pred.shape()[0]; ++xi) result.detections.push_back(postprocess_image(run, pred, xc, xi));
+    const Tensor xc =
+        run.run("nms.xc", "threshold x=" + obj.shape().str() + " value=" + shortest_double(kConfThres), {{obj, pred_source}});
+    for (int64_t xi = 0; xi < pred.shape()[0]; ++xi) {
+      result.detections.push_back(postprocess_image(run, pred, pred_source, xc, xi));
+    }
   }
   result.layers = run.layers;
   result.total_ms = run.total_ms;

@@ -6,7 +6,9 @@
 // iou_thres 0.6, multi_label, max_nms 30000, max_det 300. Its ops (threshold, index, nonzero,
 // cat, argsort, nms) run on the backend as layers nms.xc and nms.<image>.<step>; the glue
 // between them (taking columns, conf = obj * cls, xywh -> xyxy, j + 5, truncation to max_nms
-// and max_det) is float32 host code, the same for every backend.
+// and max_det) is float32 host code, the same for every backend. In a dump, every input of that
+// glue names the layer output it was taken from (marked derived when not that output as is), so
+// only the image and the weights come from no layer; the manifest's "run" records those.
 #include <cstdint>
 #include <functional>
 #include <string>

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "compare/tolerance.h"
+#include "compare/judge.h"
 #include "core/error.h"
 #include "kernels/backend.h"
 #include "runners/inputs.h"
@@ -61,29 +61,22 @@ CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a
   const std::vector<TensorSpec> specs = op_inputs(c.line);
   if (dump_a) dump_a->add_layer(c.name, c.line, r.ms_a, as_dump(specs, in), outputs_as_dump(out_a));
   if (dump_b) dump_b->add_layer(c.name, c.line, r.ms_b, as_dump(specs, in), outputs_as_dump(out_b));
-  if (out_a.size() != out_b.size()) {
-    r.state = State::Failed;
-    r.structural = true;
-    r.reason = "output counts differ: " + std::to_string(out_a.size()) + " vs " + std::to_string(out_b.size());
-    return r;
-  }
-  bool mistrusted = false;
-  for (size_t k = 0; k < out_a.size(); ++k) {
-    const Tolerance tol = tolerance_for(c.line, k, out_a[k].dtype(), in);
-    const TensorDiff d = compare_tensors(out_a[k], out_b[k], tol);
-    r.max_abs = std::max(r.max_abs, d.max_abs);
-    r.max_rel = std::max(r.max_rel, d.max_rel);
-    const std::string where = out_a.size() > 1 ? "output " + std::to_string(k) + ": " : "";
-    if (d.state == State::Failed && r.state != State::Failed) {
-      r.state = State::Failed;
-      r.structural = d.structural;
-      r.reason = where + d.reason;
-    } else if (d.state == State::Mistrusted && !mistrusted && r.state == State::Passed) {
-      mistrusted = true;
-      r.reason = where + d.reason;
-    }
-  }
-  if (r.state == State::Passed && mistrusted) r.state = State::Mistrusted;
+  auto side = [&](std::vector<Tensor> out) {
+    LayerSide s;
+    s.line = c.line;
+    for (size_t k = 0; k < out.size(); ++k) s.roles.push_back("out" + std::to_string(k));
+    s.outputs = std::move(out);
+    s.inputs = [&in] { return in; };
+    return s;
+  };
+  LayerSide sa = side(out_a), sb = side(out_b);
+  if (a.name() == o.judge) sa.judged = out_a;  // the judge on these inputs: already run
+  JudgeOptions jo;
+  jo.judge = o.judge;
+  const LayerVerdict v = judge_layer(c.name, sa, sb, true, jo);
+  for (const OutputVerdict& t : v.outputs) r.max_abs = std::max(r.max_abs, t.diff.max_abs), r.max_rel = std::max(r.max_rel, t.diff.max_rel);
+  r.state = v.state, r.structural = v.structural, r.explained = v.explained, r.reason = v.reason;
+  if (v.state == State::Failed) r.reason = std::string("defective: ") + sides_name(v.defective()) + ": " + v.reason;
   return r;
 }
 

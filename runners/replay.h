@@ -1,6 +1,6 @@
 #pragma once
-// Replay: run each case on backend A and backend B with the same inputs and compare every
-// output under the tolerance policy (compare/tolerance.h).
+// Replay: run each case on backend A and backend B with the same inputs and judge every output
+// as compare does (compare/judge.h: tolerance, then a local check against the judge backend).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,14 +13,15 @@ namespace parity {
 
 struct ReplayOptions {
   std::string backend_a = "ref", backend_b = "aten";
+  std::string judge = "ref";  // runs a case whose outputs differ beyond tolerance (compare/judge.h)
   uint64_t seed = 0;
   std::string inputs_dir;  // when set, inputs come from .npy files (runners/inputs.h)
 };
 
 struct CaseResult {
   State state = State::Passed;
-  bool structural = false;
-  std::string reason;                   // why not PASSED, one line
+  bool structural = false, explained = false;
+  std::string reason;                   // why not a plain PASSED, one line
   double max_abs = 0, max_rel = 0;      // over all outputs
   double ms_a = 0, ms_b = 0;
 };

@@ -1,5 +1,6 @@
 #include "kernels/faulty/faulty.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -13,7 +14,7 @@ namespace parity {
 
 namespace {
 
-const char* const kDefects[] = {"pad", "bias", "silu16", "nan", "nonzero_swap", "nms_tie", "cat_offset"};
+const char* const kDefects[] = {"pad", "bias", "silu16", "nan", "nonzero_swap", "nms_tie", "nms_drop", "cat_offset"};
 
 class FaultyBackend : public Backend {
  public:
@@ -41,6 +42,8 @@ class FaultyBackend : public Backend {
     if (defect_ == "silu16" || defect_ == "nan") return op == "silu";
     if (defect_ == "nonzero_swap") return op == "nonzero";
     if (defect_ == "nms_tie") return op == "nms";
+    // The first box visited is always kept, so any box at all gives a box to drop.
+    if (defect_ == "nms_drop") return op == "nms" && NmsParams::parse(line).n > 0;
     if (defect_ == "cat_offset") return op == "cat" && in.size() >= 2 && in[1].numel() > 0;
     return false;
   }
@@ -91,6 +94,10 @@ class FaultyBackend : public Backend {
           break;
         }
       }
+    } else if (defect_ == "nms_drop") {
+      Tensor rest(DType::Int64, Shape{y.numel() - 1});
+      std::copy(y.data<int64_t>() + 1, y.data<int64_t>() + y.numel(), rest.mutable_data<int64_t>());
+      y = rest;
     } else if (defect_ == "cat_offset") {
       const CatParams p = CatParams::parse(line);
       // Shift everything after the first input's block of the first outer row by one element.

@@ -8,7 +8,9 @@
 //   silu16        silu: computed in float16
 //   nan           silu: output element 0 is NaN
 //   nonzero_swap  nonzero with 2+ rows: rows 0 and 1 swapped
-//   nms_tie       nms: the first two kept boxes of equal score in swapped order
+//   nms_tie       nms: the first two kept boxes of equal score in swapped order (a legitimate
+//                 tie order: compare must pass it)
+//   nms_drop      nms of 1+ boxes: the first kept box left out of the keep list
 //   cat_offset    cat of 2+ inputs: the second input written one element late
 #include <memory>
 #include <string>

@@ -3,17 +3,22 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iomanip>
+#include <limits>
+#include <vector>
 
 #include "compare/tolerance.h"
 
 namespace parity {
 namespace {
 
-Tensor f32(std::initializer_list<float> v) {
-  Tensor t(DType::Float32, Shape{int64_t(v.size())});
+Tensor f32(std::initializer_list<float> v, Shape shape = {}) {
+  Tensor t(DType::Float32, shape.rank() ? shape : Shape{int64_t(v.size())});
   std::copy(v.begin(), v.end(), t.mutable_data<float>());
   return t;
 }
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
 
 TEST(TensorCompare, FloatsWithinAndOutsideTheTolerance) {
   const Tolerance tol = default_tolerance(DType::Float32);
@@ -34,13 +39,140 @@ TEST(TensorCompare, FloatsWithinAndOutsideTheTolerance) {
   EXPECT_NEAR(far.max_abs, 0.01, 1e-6);
 }
 
-TEST(TensorCompare, NanAndInfPositionsMustMatch) {
+// Float32 sums drift by ~1e-5 over a chunk; the metrics must be those of float64 sums. The
+// values are multiples of 2^-16 below 1, so every product is a multiple of 2^-32 and every sum,
+// below 2^18, is exact in float64 whatever the order of the additions: the plain double loop
+// below gives the exact answer.
+TEST(TensorCompare, SumsAreFloat64AndCosineAtMostOne) {
+  const int64_t n = 3 * (int64_t(1) << 16) + 123;  // several comparison chunks and a tail
+  Tensor a(DType::Float32, Shape{n}), b(DType::Float32, Shape{n});
+  float *pa = a.mutable_data<float>(), *pb = b.mutable_data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    pa[i] = float((i * 37 % 250) + 1) / 256;
+    pb[i] = pa[i] + float((i * 11 % 7) - 3) / (1 << 16);
+  }
+  double dot = 0, na = 0, nb = 0, sum_abs = 0, sum_sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = pa[i], y = pb[i];
+    dot += x * y, na += x * x, nb += y * y;
+    sum_abs += std::fabs(x - y), sum_sq += (x - y) * (x - y);
+  }
+  const double cosine = dot / (std::sqrt(na) * std::sqrt(nb));  // numpy: a @ b / (norm(a) * norm(b))
+  ASSERT_LT(cosine, 1.0);
+  const TensorDiff d = compare_tensors(a, b, default_tolerance(DType::Float32));
+  EXPECT_EQ(d.cosine, cosine) << std::setprecision(17) << d.cosine << " vs " << cosine;
+  EXPECT_LE(d.cosine, 1.0);
+  EXPECT_EQ(d.mean_abs, sum_abs / double(n));
+  EXPECT_EQ(d.rmse, std::sqrt(sum_sq / double(n)));
+}
+
+// In float64, 3 / (sqrt(3) * sqrt(3)) is 1 + 2^-52: rounding alone must not pass for better
+// than identical.
+TEST(TensorCompare, CosineOfIdenticalTensorsIsOne) {
+  const TensorDiff d = compare_tensors(f32({1, 1, 1}), f32({1, 1, 1}), default_tolerance(DType::Float32));
+  EXPECT_EQ(d.cosine, 1.0);
+}
+
+TEST(TensorCompare, NanAgainstANumberIsReportedNotAveragedAway) {
   const Tolerance tol = default_tolerance(DType::Float32);
-  EXPECT_EQ(compare_tensors(f32({NAN, INFINITY, 1}), f32({NAN, INFINITY, 1}), tol).state, State::Passed);
-  const TensorDiff d = compare_tensors(f32({1, NAN, 1}), f32({1, 1, 1}), tol);
+  const Tensor a = f32({1, 2, 3, 4, 5, 0.5f, 7, 8, 9, 10, 11, 12}, Shape{2, 3, 2});
+  Tensor b = a.clone();
+  b.mutable_data<float>()[5] = NAN;    // [0, 2, 1]
+  b.mutable_data<float>()[8] = -kInf;  // [1, 1, 0]
+  const TensorDiff d = compare_tensors(a, b, tol);
   EXPECT_EQ(d.state, State::Failed);
-  EXPECT_NE(d.reason.find("NaN/Inf positions differ: at [1]"), std::string::npos) << d.reason;
-  EXPECT_EQ(compare_tensors(f32({INFINITY}), f32({-INFINITY}), tol).state, State::Failed);
+  EXPECT_EQ(d.nonfinite_mismatches, 2);
+  EXPECT_EQ(d.max_abs, std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(d.cosine)) << d.cosine;
+  EXPECT_EQ(d.bad, 2);
+  EXPECT_EQ(d.worst_index, 5);
+  EXPECT_EQ(d.worst_nd, (std::vector<int64_t>{0, 2, 1}));
+  EXPECT_EQ(d.reason, "2 NaN/Inf positions differ, first at [0, 2, 1]: A 0.5, B nan");
+}
+
+TEST(TensorCompare, OppositeInfinitiesDiffer) {
+  const TensorDiff d = compare_tensors(f32({1, kInf}), f32({1, -kInf}), default_tolerance(DType::Float32));
+  EXPECT_EQ(d.state, State::Failed);
+  EXPECT_EQ(d.nonfinite_mismatches, 1);
+  EXPECT_EQ(d.max_abs, std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(d.cosine)) << d.cosine;
+  EXPECT_EQ(d.reason, "1 NaN/Inf positions differ, first at [1]: A inf, B -inf");
+}
+
+TEST(TensorCompare, NanOrInfInBothAtTheSamePositionIsEqual) {
+  const TensorDiff d = compare_tensors(f32({NAN, kInf, 1}), f32({NAN, kInf, 1}), default_tolerance(DType::Float32));
+  EXPECT_EQ(d.state, State::Passed) << d.reason;
+  EXPECT_EQ(d.nonfinite_mismatches, 0);
+  EXPECT_EQ(d.bad, 0);
+  EXPECT_EQ(d.max_abs, 0);
+  EXPECT_EQ(d.cosine, 1);
+}
+
+// A chunk with a NaN leaves the vectorised path; the first mismatch must still be the first
+// over all chunks, in flat order.
+TEST(TensorCompare, FirstNanOrInfMismatchIsFirstAcrossChunks) {
+  const int64_t n = 2 * (int64_t(1) << 16) + 5;
+  Tensor a(DType::Float32, Shape{n});
+  std::fill(a.mutable_data<float>(), a.mutable_data<float>() + n, 1.0f);
+  Tensor b = a.clone();
+  b.mutable_data<float>()[n - 1] = NAN;
+  b.mutable_data<float>()[70000] = kInf;
+  const TensorDiff d = compare_tensors(a, b, default_tolerance(DType::Float32));
+  EXPECT_EQ(d.nonfinite_mismatches, 2);
+  EXPECT_EQ(d.worst_index, 70000);
+  EXPECT_EQ(d.reason, "2 NaN/Inf positions differ, first at [70000]: A 1, B inf");
+}
+
+TEST(TensorCompare, WorstElementAsCoordinates) {
+  Tensor a(DType::Float32, Shape{2, 3, 4});
+  for (int64_t i = 0; i < a.numel(); ++i) a.mutable_data<float>()[i] = float(i + 1);
+  Tensor b = a.clone();
+  b.mutable_data<float>()[4] += 0.5f;  // [0, 1, 0]
+  b.mutable_data<float>()[23] += 2;    // [1, 2, 3], the worst
+  const TensorDiff f = compare_tensors(a, b, default_tolerance(DType::Float32));
+  EXPECT_EQ(f.worst_index, 23);
+  EXPECT_EQ(f.worst_nd, (std::vector<int64_t>{1, 2, 3}));
+
+  Tensor x(DType::Int32, Shape{2, 3, 4});
+  EXPECT_TRUE(compare_tensors(x, x, Tolerance{}).worst_nd.empty());
+  Tensor y = x.clone();
+  y.mutable_data<int32_t>()[14] = 3;  // [1, 0, 2], the first mismatch
+  y.mutable_data<int32_t>()[20] = 3;
+  const TensorDiff e = compare_tensors(x, y, Tolerance{});
+  EXPECT_EQ(e.worst_index, 14);
+  EXPECT_EQ(e.worst_nd, (std::vector<int64_t>{1, 0, 2}));
+}
+
+TEST(TensorCompare, MistrustReason) {
+  EXPECT_EQ(mistrust_reason(Tensor(DType::Float32, Shape{5})), "A is all zeros");
+  EXPECT_EQ(mistrust_reason(f32({-0.0f, 0.0f, -0.0f})), "A is all zeros");  // -0.0 == 0
+  Tensor h(DType::Float16, Shape{3}), g(DType::Float64, Shape{3});
+  h.mutable_data<Half>()[1].bits = 0x8000;  // -0.0
+  g.mutable_data<double>()[2] = -0.0;
+  EXPECT_EQ(mistrust_reason(h), "A is all zeros");
+  EXPECT_EQ(mistrust_reason(g), "A is all zeros");
+  EXPECT_EQ(mistrust_reason(Tensor(DType::Bool, Shape{4})), "A is all false");
+  EXPECT_EQ(mistrust_reason(Tensor(DType::Int64, Shape{0})), "no elements");
+  EXPECT_EQ(mistrust_reason(Tensor(DType::Float32, Shape{2, 0})), "no elements");
+
+  EXPECT_EQ(mistrust_reason(f32({0, NAN})), "");  // NaN is not zero
+  EXPECT_EQ(mistrust_reason(f32({-0.0f, 1e-45f})), "");  // the smallest subnormal is not zero
+  // The one nonzero element at the end of a tensor longer than one scan chunk.
+  const int64_t n = (int64_t(1) << 21) + 3;
+  Tensor big(DType::Float32, Shape{n});
+  big.mutable_data<float>()[n - 1] = -2;
+  EXPECT_EQ(mistrust_reason(big), "");
+  Tensor flag(DType::Bool, Shape{4});
+  flag.mutable_data<bool>()[3] = true;
+  EXPECT_EQ(mistrust_reason(flag), "");
+  Tensor i64(DType::Int64, Shape{2});
+  i64.mutable_data<int64_t>()[1] = std::numeric_limits<int64_t>::min();  // only the top bit set
+  EXPECT_EQ(mistrust_reason(i64), "");
+
+  // compare_tensors applies the same rule.
+  const TensorDiff d = compare_tensors(f32({-0.0f, 0}), f32({-0.0f, 0}), default_tolerance(DType::Float32));
+  EXPECT_EQ(d.state, State::Mistrusted);
+  EXPECT_EQ(d.reason, "A is all zeros");
 }
 
 TEST(TensorCompare, PerElementBoundAddsToTheTolerance) {

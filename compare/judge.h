@@ -1,0 +1,99 @@
+#pragma once
+// The judge: the one place where a layer's outputs get a verdict. replay, compare, bisect,
+// bisect --rerun and golden all call judge_layer, so one difference cannot pass in one command
+// and fail in another (docs/DESIGN.md, "Comparing").
+//
+// A layer has two sides, A and B, each with its call (op line), its outputs and, when they were
+// recorded, its inputs. First the outputs are compared element-wise, A against B, under the
+// tolerance policy (compare/tolerance.h). An output beyond tolerance, or of another shape or
+// dtype, is then judged locally on each side: the judge backend (the reference unless told
+// otherwise) runs the side's own call on the side's own inputs, and the side's outputs must
+// match what it gives (judge_output). Then:
+//   both sides match        PASSED, explained: the difference is what the inputs make of it
+//   a side does not match   FAILED: that side (A, B or both) is defective at this layer
+//   no local check possible UNCHECKED (inputs not recorded, or the judge cannot run the call)
+// The check is symmetric: swapping A and B swaps the defective side and nothing else.
+#include <functional>
+#include <optional>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compare/tensor_compare.h"
+
+namespace parity {
+
+struct ToleranceOverride {
+  double atol = 0, rtol = 0;
+};
+
+struct JudgeOptions {
+  std::string judge = "ref";                                       // --judge
+  std::optional<ToleranceOverride> tolerance;                      // --atol/--rtol: replaces the dtype defaults
+  std::vector<std::pair<std::regex, ToleranceOverride>> per_layer;  // --tol-file: by layer name or op
+};
+
+// Reads the tolerance file: JSON {"<layer name or op regex>": {"atol": X, "rtol": Y}, ...}.
+std::vector<std::pair<std::regex, ToleranceOverride>> read_tolerance_file(const std::string& path);
+
+// The tolerance for output k of layer `name` running `line` on `inputs` (empty when not at hand:
+// then conv2d falls back to the dtype default), with the options' overrides applied.
+Tolerance layer_tolerance(const JudgeOptions& o, const std::string& name, const std::string& line, size_t k, DType dtype,
+                          const std::vector<Tensor>& inputs);
+
+// Does `actual` hold a correct output k of `line` on `inputs`, given that `expected` is the judge's?
+// compare_tensors under `tol`, except where the op's correct answer is not unique: an nms keep
+// list passes when it is a valid greedy NMS of the inputs up to score ties and IoUs within 1e-5
+// of the threshold; an argsort passes when it is a permutation that sorts its input (ties in any
+// order). Either way the reason says what was allowed.
+TensorDiff judge_output(const std::string& line, size_t k, const std::vector<Tensor>& inputs, const Tensor& expected,
+                        const Tensor& actual, const Tolerance& tol);
+
+struct LayerSide {
+  std::string line;                 // the call this side ran
+  std::vector<std::string> roles;   // one per output: "out0", ...
+  std::vector<Tensor> outputs;
+  std::vector<std::string> hashes;  // of the outputs' bytes, computed from them; empty: not known
+  std::function<std::vector<Tensor>()> inputs;  // null when the inputs were not recorded
+  // The judge's outputs for this call on these inputs when the caller already has them (replay
+  // with A = the judge backend); they are not computed again.
+  std::optional<std::vector<Tensor>> judged;
+};
+
+// One side's local check: its outputs against the judge run on its own inputs.
+struct SideCheck {
+  bool ran = false;  // the judge ran on this side's inputs
+  bool ok = false;   // and this side's outputs match it
+  bool structural = false;  // a mismatch in count, shape or dtype
+  std::string note;  // why not ok, why it could not run, or which freedom a correct answer took (nms, argsort)
+};
+
+struct OutputVerdict {
+  std::string role;
+  bool identical = false;  // the same bytes on both sides (equal hashes computed from the bytes)
+  TensorDiff diff;         // A against B, element-wise
+};
+
+enum class Sides { None = 0, A = 1, B = 2, Both = 3 };
+const char* sides_name(Sides s);  // "", "A", "B", "A and B"
+
+struct LayerVerdict {
+  State state = State::Passed;  // PASSED, FAILED, MISTRUSTED or UNCHECKED
+  bool structural = false;      // FAILED on count, shape or dtype
+  bool differs = false;         // some output beyond tolerance A against B (local checks asked for)
+  bool explained = false;       // differs, and each side matches the judge on its own inputs
+  SideCheck a, b;
+  std::string reason;  // one line: why not a plain PASSED
+  std::vector<OutputVerdict> outputs;
+
+  Sides defective() const;
+  const TensorDiff* worst() const;  // the output with the most elements out, then the largest error
+};
+
+// `same_inputs`: both sides ran on the same input bytes (replay, golden, rerun; compare when every
+// input's hash matches), so the judge runs once.
+LayerVerdict judge_layer(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs,
+                         const JudgeOptions& o);
+
+}  // namespace parity

@@ -1,0 +1,194 @@
+#include "compare/order_checks.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/nms/nms.h"
+
+namespace parity {
+
+namespace {
+
+// a ranks strictly above b: nms visits it first, an ascending argsort puts it later. NaN ranks
+// above every number (nms.h, argsort.h) and ties with NaN.
+bool above(float a, float b) { return std::isnan(a) ? !std::isnan(b) : a > b; }
+bool same_rank(float a, float b) { return !above(a, b) && !above(b, a); }
+
+template <typename Check> bool fail(Check& c, std::string why) {
+  c.valid = false;
+  c.violation = std::move(why);
+  return false;
+}
+
+// Inputs are the caller's responsibility (an error); the judged output's form is part of the
+// judgement (a violation).
+void require_float32(const char* fn, const char* name, const Tensor& t, bool shape_ok, const char* shape) {
+  if (!t.defined() || t.dtype() != DType::Float32 || !shape_ok) {
+    throw Error(fmt::format("{}: {} must be float32 {}, got {}", fn, name, shape,
+                            t.defined() ? fmt::format("{} {}", dtype_name(t.dtype()), t.shape().str()) : "undefined"));
+  }
+}
+
+template <typename Check> bool check_index_tensor(Check& c, const char* name, const Tensor& t, const char* expected) {
+  if (t.defined() && t.dtype() == DType::Int64 && t.shape().rank() == 1) return true;
+  const std::string got = t.defined() ? fmt::format("{} {}", dtype_name(t.dtype()), t.shape().str()) : "undefined";
+  return fail(c, fmt::format("{} is {}, expected int64 {}", name, got, expected));
+}
+
+// Checks that `idx` lists distinct indices in [0,n), recording where each stands (-1: absent).
+// `noun` names what an index denotes, for the violation.
+template <typename Check>
+bool locate_indices(Check& c, const char* name, const char* noun, const Tensor& idx, int64_t n, std::vector<int64_t>& at) {
+  const int64_t* v = idx.data<int64_t>();
+  at.assign(size_t(n), -1);
+  for (int64_t k = 0; k < idx.numel(); ++k) {
+    if (v[k] < 0 || v[k] >= n) return fail(c, fmt::format("{}[{}] = {} is not in [0, {})", name, k, v[k], n));
+    int64_t& slot = at[size_t(v[k])];
+    if (slot >= 0) {
+      return fail(c, fmt::format("{0} {1} appears twice in {2} ({2}[{3}] and {2}[{4}])", noun, v[k], name, slot, k));
+    }
+    slot = k;
+  }
+  return true;
+}
+
+std::string box_str(int64_t i, float score) { return fmt::format("box {} (score {})", i, score); }
+
+// The kept boxes gathered contiguously in keep order, for the O(N·K) scans.
+struct Kept {
+  std::vector<int64_t> index;
+  std::vector<float> box, area, score;  // box is [K,4]
+
+  Kept(const float* b, const float* s, const Tensor& keep) {
+    const int64_t* k = keep.data<int64_t>();
+    index.assign(k, k + keep.numel());
+    for (const int64_t i : index) {
+      box.insert(box.end(), b + i * 4, b + i * 4 + 4);
+      area.push_back(nms_area(b, i));
+      score.push_back(s[i]);
+    }
+  }
+  int64_t size() const { return int64_t(index.size()); }
+  const float* box_of(int64_t j) const { return box.data() + j * 4; }
+};
+
+bool check_kept_order(const Kept& kept, NmsCheck& c) {
+  for (int64_t k = 1; k < kept.size(); ++k) {
+    const float prev = kept.score[size_t(k - 1)], cur = kept.score[size_t(k)];
+    if (above(cur, prev)) {
+      return fail(c, fmt::format("{} is kept after {}, a lower score: kept boxes must be listed in decreasing score",
+                                 box_str(kept.index[size_t(k)], cur), box_str(kept.index[size_t(k - 1)], prev)));
+    }
+    c.ties += same_rank(prev, cur);
+  }
+  return true;
+}
+
+// Every kept box survived the boxes kept before it. IoU arguments in the reference's order
+// (the box visited first, first), so its IoUs are reproduced without relying on symmetry.
+bool check_kept_pairs(const Kept& kept, double thr, double delta, NmsCheck& c) {
+  for (int64_t k = 1; k < kept.size(); ++k) {
+    for (int64_t p = 0; p < k; ++p) {
+      const double iou = nms_iou_pair(kept.box_of(p), kept.box_of(k), kept.area[size_t(p)], kept.area[size_t(k)]);
+      if (!(iou > thr)) continue;
+      if (iou > thr + delta) {
+        return fail(c, fmt::format("{} is kept after {} though their IoU {} exceeds the threshold {}",
+                                   box_str(kept.index[size_t(k)], kept.score[size_t(k)]),
+                                   box_str(kept.index[size_t(p)], kept.score[size_t(p)]), float(iou), thr));
+      }
+      ++c.near_threshold;
+    }
+  }
+  return true;
+}
+
+// How a suppressed box is explained by the best of the kept boxes that may have suppressed it.
+struct Suppression {
+  int freedoms = 3;  // tie + near of the best explanation; 3: none found
+  bool tie = false, near = false;
+  float largest_iou = NAN;  // over every candidate when none suppresses
+};
+
+// Candidates are kept[0, may): those of higher or equal score, the first `higher` of them higher.
+Suppression find_suppressor(const Kept& kept, int64_t higher, int64_t may, const float* box, float area, double thr,
+                            double delta) {
+  Suppression best;
+  for (int64_t j = 0; j < may && best.freedoms > 0; ++j) {
+    const float iou = nms_iou_pair(kept.box_of(j), box, kept.area[size_t(j)], area);
+    if (std::isnan(best.largest_iou) || iou > best.largest_iou) best.largest_iou = iou;
+    if (!(double(iou) > thr - delta)) continue;
+    const bool tie = j >= higher, near = !(double(iou) > thr);
+    if (int(tie) + int(near) < best.freedoms) best = {int(tie) + int(near), tie, near, best.largest_iou};
+  }
+  return best;
+}
+
+bool check_suppressed(const float* b, const float* s, int64_t n, const Kept& kept, const std::vector<int64_t>& at,
+                      double thr, double delta, NmsCheck& c) {
+  for (int64_t x = 0; x < n; ++x) {
+    if (at[size_t(x)] >= 0) continue;
+    // kept.score is in visiting order (checked), so the candidates form a prefix.
+    const auto first = kept.score.begin();
+    const int64_t higher = std::partition_point(first, kept.score.end(), [&](float v) { return above(v, s[x]); }) - first;
+    const int64_t may = std::partition_point(first, kept.score.end(), [&](float v) { return !above(s[x], v); }) - first;
+    const Suppression e = find_suppressor(kept, higher, may, b + x * 4, nms_area(b, x), thr, delta);
+    if (e.freedoms == 3) {
+      return fail(c, may == 0 ? fmt::format("{} is not kept but no kept box has a higher or equal score", box_str(x, s[x]))
+                              : fmt::format("{} is not kept but no kept box of higher or equal score overlaps it "
+                                            "(largest IoU {}, threshold {})",
+                                            box_str(x, s[x]), e.largest_iou, thr));
+    }
+    c.ties += e.tie;
+    c.near_threshold += e.near;
+  }
+  return true;
+}
+
+}  // namespace
+
+NmsCheck check_nms_keep(const Tensor& boxes, const Tensor& scores, double iou_threshold, const Tensor& keep, double delta) {
+  if (!(delta >= 0)) throw Error(fmt::format("check_nms_keep: delta must be >= 0, got {}", delta));
+  require_float32("check_nms_keep", "scores", scores, scores.shape().rank() == 1, "[N]");
+  const int64_t n = scores.numel();
+  require_float32("check_nms_keep", "boxes", boxes, boxes.shape() == Shape{n, 4}, "[N,4], N the number of scores");
+  NmsCheck c;
+  std::vector<int64_t> at;
+  if (!check_index_tensor(c, "keep", keep, "[K]") || !locate_indices(c, "keep", "box", keep, n, at)) return c;
+  const float *b = boxes.data<float>(), *s = scores.data<float>();
+  const Kept kept(b, s, keep);
+  if (check_kept_order(kept, c) && check_kept_pairs(kept, iou_threshold, delta, c)) {
+    check_suppressed(b, s, n, kept, at, iou_threshold, delta, c);
+  }
+  return c;
+}
+
+OrderCheck check_argsort(const Tensor& x, bool descending, const Tensor& order) {
+  require_float32("check_argsort", "x", x, x.shape().rank() == 1, "[N]");
+  const int64_t n = x.numel();
+  OrderCheck c;
+  std::vector<int64_t> at;
+  if (!check_index_tensor(c, "order", order, "[N]")) return c;
+  if (order.numel() != n) {
+    fail(c, fmt::format("order has {} indices, x has {} elements", order.numel(), n));
+    return c;
+  }
+  if (!locate_indices(c, "order", "index", order, n, at)) return c;
+  const float* v = x.data<float>();
+  const int64_t* o = order.data<int64_t>();
+  for (int64_t k = 1; k < n; ++k) {
+    const float prev = v[o[k - 1]], cur = v[o[k]];
+    if (descending ? above(cur, prev) : above(prev, cur)) {
+      fail(c, fmt::format("index {} (x = {}) comes after index {} (x = {}) in {} order", o[k], cur, o[k - 1], prev,
+                          descending ? "descending" : "ascending"));
+      return c;
+    }
+    c.ties += same_rank(prev, cur);
+  }
+  return c;
+}
+
+}  // namespace parity
