@@ -70,8 +70,12 @@ class Faulty : public ::testing::Test {
     EXPECT_EQ(r.structural_origins, 0);
     for (size_t i = 0; i < r.layers.size(); ++i) {
       const LayerReport& l = r.layers[i];
-      if (int64_t(i) < r.origin) EXPECT_NE(l.state, State::Failed) << l.name << ": " << l.note();
-      if (int64_t(i) > r.origin && l.state == State::Failed) EXPECT_EQ(l.propagated_from, layer) << l.name;
+      if (int64_t(i) < r.origin) {
+        EXPECT_NE(l.state, State::Failed) << l.name << ": " << l.note();
+      }
+      if (int64_t(i) > r.origin && l.state == State::Failed) {
+        EXPECT_EQ(l.propagated_from, layer) << l.name;
+      }
       EXPECT_NE(l.state, State::Unchecked) << l.name;
     }
   }
