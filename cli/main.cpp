@@ -37,8 +37,7 @@ int main(int argc, char** argv) {
       "parity");
   app.require_subcommand(1);
   app.set_version_flag("--version", [] { return version_text(); }, "Show version, build and GPU status");
-  app.footer("Exit codes: 0 passed, 1 numeric mismatch, 2 structural mismatch, 3 usage or I/O error.\n"
-             "Run 'parity <command> --help' for a command's options.");
+  app.footer(std::string(kExitCodeFooter) + "\nRun 'parity <command> --help' for a command's options.");
 
   std::vector<Command> commands;
   commands.push_back(add_cases_command(app));

@@ -115,6 +115,15 @@ const TensorDiff* LayerVerdict::worst() const {
 
 namespace {
 
+// compare_tensors names its two tensors A and B; in a local check they are the judge's output
+// and the checked side's, so the values are labelled so.
+std::string judge_labels(std::string reason, const char* side) {
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{": A ", ": judge "}, {", B ", std::string(", ") + side + " "}}) {
+    for (size_t at = reason.find(from); at != std::string::npos; at = reason.find(from, at + to.size())) reason.replace(at, from.size(), to);
+  }
+  return reason;
+}
+
 class LayerJudge {
  public:
   LayerJudge(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o)
@@ -129,14 +138,14 @@ class LayerJudge {
       return v_;
     }
     std::optional<std::vector<Tensor>> judged_a;
-    v_.a = local_check(a_, bool(a_.inputs), inputs_of_a(), judged_a);
+    v_.a = local_check(a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
     std::optional<std::vector<Tensor>> judged_b;
     if (same_inputs_ && a_.inputs) {
       // The same call on the same bytes: the judge (deterministic) gives the same answer.
       if (a_.line == b_.line) judged_b = judged_a;
-      v_.b = local_check(b_, true, inputs_of_a(), judged_b);
+      v_.b = local_check(b_, "B", true, inputs_of_a(), judged_b);
     } else {
-      v_.b = local_check(b_, bool(b_.inputs), b_.inputs ? b_.inputs() : std::vector<Tensor>{}, judged_b);
+      v_.b = local_check(b_, "B", bool(b_.inputs), b_.inputs ? b_.inputs() : std::vector<Tensor>{}, judged_b);
     }
     settle();
     return v_;
@@ -179,7 +188,7 @@ class LayerJudge {
     }
   }
 
-  SideCheck local_check(const LayerSide& s, bool recorded, const std::vector<Tensor>& inputs,
+  SideCheck local_check(const LayerSide& s, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
                         std::optional<std::vector<Tensor>>& judged) const {
     SideCheck c;
     const Backend& judge = backend(o_.judge);
@@ -219,7 +228,7 @@ class LayerJudge {
       const std::string role = k < s.roles.size() ? s.roles[k] : "out" + std::to_string(k);
       if (d.state == State::Failed) {
         c.ok = false, c.structural = d.structural;
-        c.note = role + ": " + d.reason;
+        c.note = role + ": " + judge_labels(d.reason, s_label);
       } else if (d.state == State::Passed && !d.reason.empty()) {
         c.note += (c.note.empty() ? "" : "; ") + role + ": " + d.reason;  // another correct answer: say which freedom it took
       }

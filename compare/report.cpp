@@ -32,7 +32,7 @@ Row row_of(const LayerReport& l, const TensorDiff* w, const std::string& name) {
   Row r;
   r.state = state_text(l);
   r.name = name;
-  if (w) {
+  if (w && !w->structural) {  // outputs of other shapes have no element-wise metrics
     r.max_abs = g3(w->max_abs), r.mean_abs = g3(w->mean_abs), r.max_rel = g3(w->max_rel), r.cosine = fmt::format("{:.9f}", w->cosine);
     r.ulp = std::to_string(w->max_ulp);
     r.pct = w->count ? fmt::format("{:.3g}", 100.0 * double(w->bad) / double(w->count)) : "0";

@@ -1,6 +1,6 @@
 #pragma once
 // Dump writer: a folder with one .npy per layer input and output and manifest.json, written
-// last and atomically, so a folder without a manifest is an incomplete dump (DESIGN.md).
+// last and atomically, so a folder without a manifest is an incomplete dump (docs/DESIGN.md).
 //
 // manifest.json: {"format": "parity-dump", "version": 1, "model", "backend", "device", "seed",
 // "tool_version", "run" (DumpRun: what the dump was computed from; always "model" and "seed"),
