@@ -1,5 +1,6 @@
 #include "compare/judge.h"
 
+#include <array>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -236,12 +237,14 @@ class LayerJudge {
     return c;
   }
 
+  std::array<std::pair<const char*, const SideCheck*>, 2> sides() const { return {{{"A", &v_.a}, {"B", &v_.b}}}; }
+
   void settle() {
     const Sides bad = v_.defective();
     if (bad != Sides::None) {
       v_.state = State::Failed;
       std::string why;
-      for (const auto& [side, c] : {std::pair<const char*, const SideCheck*>{"A", &v_.a}, {"B", &v_.b}}) {
+      for (const auto& [side, c] : sides()) {
         if (c->ran && !c->ok) {
           why += std::string(why.empty() ? "" : "; ") + side + " is not the judge's on " + side + "'s own inputs: " + c->note;
           v_.structural = v_.structural || c->structural;
@@ -251,13 +254,13 @@ class LayerJudge {
     } else if (v_.a.ran && v_.b.ran) {
       v_.explained = true;
       v_.reason = "explained by its inputs (each side is the judge's on its own inputs): " + differences_;
-      for (const auto& [side, c] : {std::pair<const char*, const SideCheck*>{"A", &v_.a}, {"B", &v_.b}}) {
+      for (const auto& [side, c] : sides()) {
         if (!c->note.empty()) v_.reason += std::string("; ") + side + " " + c->note;
       }
     } else {
       v_.state = State::Unchecked;
       std::string why;
-      for (const auto& [side, c] : {std::pair<const char*, const SideCheck*>{"A", &v_.a}, {"B", &v_.b}}) {
+      for (const auto& [side, c] : sides()) {
         if (!c->ran) why += std::string(why.empty() ? "" : ", ") + side + ": " + c->note;
       }
       v_.reason = differences_ + "; not checked locally (" + why + ")";
