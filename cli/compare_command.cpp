@@ -17,14 +17,14 @@ namespace parity::cli {
 namespace {
 
 struct Options {
-  std::string a, b, json, csv, html, tol_file, layers, rerun, judge = "ref";
+  std::string a, b, json, csv, html, tol_file, layers, rerun, judge = "ref", precision = "fp32";
   double atol = -1, rtol = -1;
   bool all = false;
 };
 
 ReportHeader header_of(const Options& o, const Dump& a, const Dump& b) {
   auto text = [](const Dump& d) { return fmt::format("{} ({} on {}, {}, seed {})", d.dir, d.model, d.backend, d.device, d.seed); };
-  return {text(a), text(b), o.judge};
+  return {text(a), text(b), o.judge, o.precision};
 }
 
 CompareResult run_compare(const Options& o, const Dump& a, const Dump& b) {
@@ -34,6 +34,7 @@ CompareResult run_compare(const Options& o, const Dump& a, const Dump& b) {
   if (o.atol >= 0) co.judge.tolerance = ToleranceOverride{o.atol, o.rtol};
   if (!o.tol_file.empty()) co.judge.per_layer = read_tolerance_file(o.tol_file);
   co.judge.judge = o.judge;
+  co.judge.precision = parse_precision(o.precision);
   if (const std::string why = backend(o.judge).unavailable_reason(); !why.empty()) {
     throw Error("--judge " + o.judge + " cannot run here: " + why);
   }
@@ -52,6 +53,7 @@ int exit_code(const CompareResult& r) {
 }
 
 int compare(const Options& o) {
+  parse_precision(o.precision);  // a bad profile is a usage error before any dump is read
   const Dump a = read_dump(o.a), b = read_dump(o.b);
   const CompareResult r = run_compare(o, a, b);
   const ReportHeader h = header_of(o, a, b);
@@ -69,6 +71,7 @@ void rerun(const Options& o, const Dump& a, const Dump& b, const LayerReport& or
   const Backend& be = backend(o.rerun);
   JudgeOptions jo;
   jo.judge = o.judge;
+  jo.precision = parse_precision(o.precision);
   for (const auto& [side, d] : {std::pair<const char*, const Dump*>{"A", &a}, {"B", &b}}) {
     const DumpLayer* l = nullptr;
     for (const DumpLayer& x : d->layers) l = x.name == origin.name && x.occurrence == origin.occurrence ? &x : l;
@@ -92,6 +95,7 @@ void rerun(const Options& o, const Dump& a, const Dump& b, const LayerReport& or
 
 int bisect(const Options& o) {
   if (!o.rerun.empty()) backend(o.rerun);  // an unknown name is a usage error, divergence or not
+  parse_precision(o.precision);
   const Dump a = read_dump(o.a), b = read_dump(o.b);
   const CompareResult r = run_compare(o, a, b);
   for (const std::string& p : r.provenance) fmt::print("provenance differs: {}\n", p);
@@ -147,6 +151,9 @@ void common_flags(CLI::App* app, Options& o) {
   app->add_option("--html", o.html, "write one self-contained page: the table and a per-layer error plot");
   app->add_option("--layers", o.layers, "only report layers whose name matches this regular expression (all are judged)");
   app->add_option("--judge", o.judge, "the backend that runs each differing layer on each side's own inputs")->capture_default_str();
+  app->add_option("--precision", o.precision,
+                  "judge float outputs against fp32, tf32, fp16 or bf16 arithmetic; float16 dumps are judged as fp16 at least")
+      ->capture_default_str();
 }
 
 }  // namespace

@@ -70,12 +70,14 @@ int run_replay(const Options& o) {
     dump_b = std::make_unique<DumpWriter>(o.dump + "/b", DumpInfo{model, o.replay.backend_b, device_of(o.replay.backend_b), o.replay.seed}, o.force);
   }
 
+  const std::string precision_flag =
+      o.replay.precision == Precision::Fp32 ? "" : std::string(" --precision ") + precision_profile(o.replay.precision).name;
   Progress progress;
   int counts[kStateCount] = {};
   int structural = 0, explained = 0;
   std::string skipped_reason;
   nlohmann::json rows = nlohmann::json::array();
-  fmt::print("{:<11} {:>10} {:>10} {:>9} {:>9}  {}\n", "state", "max abs", "max rel", o.replay.backend_a + " ms",
+  fmt::print("{:<11} {:>10} {:>10} {:>5} {:>9} {:>9}  {}\n", "state", "max abs", "max rel", "bits", o.replay.backend_a + " ms",
              o.replay.backend_b + " ms", "name  case");
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
@@ -92,15 +94,15 @@ int run_replay(const Options& o) {
     structural += r.structural && r.state == State::Failed;
     explained += r.explained;
     if (r.state == State::Skipped) skipped_reason = r.reason;
-    fmt::print("{:<11} {:>10.3g} {:>10.3g} {:>9.3f} {:>9.3f}  {}  {}\n", state_name(r.state), r.max_abs, r.max_rel, r.ms_a,
-               r.ms_b, c.name, c.line);
+    fmt::print("{:<11} {:>10.3g} {:>10.3g} {:>5} {:>9.3f} {:>9.3f}  {}  {}\n", state_name(r.state), r.max_abs, r.max_rel, r.bits,
+               r.ms_a, r.ms_b, c.name, c.line);
     if (!r.reason.empty()) fmt::print("            {}\n", r.reason);
     if (r.state == State::Failed || r.state == State::Unchecked) {
-      fmt::print("REPRO: parity replay --case '{}' --seed {} --backend {} --vs {}\n", c.str(), o.replay.seed,
-                 o.replay.backend_a, o.replay.backend_b);
+      fmt::print("REPRO: parity replay --case '{}' --seed {} --backend {} --vs {}{}\n", c.str(), o.replay.seed,
+                 o.replay.backend_a, o.replay.backend_b, precision_flag);
     }
     rows.push_back({{"name", c.name}, {"case", c.str()}, {"state", state_name(r.state)}, {"explained", r.explained},
-                    {"reason", r.reason},
+                    {"reason", r.reason}, {"effective_bits", r.bits},
                     {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"ms_a", r.ms_a}, {"ms_b", r.ms_b}});
   }
   if (dump_a) dump_a->finish(), dump_b->finish();
@@ -108,17 +110,17 @@ int run_replay(const Options& o) {
   const int checked = counts[int(State::Passed)] + counts[int(State::Failed)] + counts[int(State::Mistrusted)] +
                       counts[int(State::Unchecked)];
   fmt::print("{}: {} cases: {} passed ({} explained by the judge), {} failed, {} mistrusted, {} unchecked, {} skipped, {} unsupported "
-             "({} vs {}, judge {}, seed {})\n",
+             "({} vs {}, judge {}, precision {}, seed {})\n",
              source, cases.size(), counts[int(State::Passed)], explained, counts[int(State::Failed)], counts[int(State::Mistrusted)],
              counts[int(State::Unchecked)], counts[int(State::Skipped)], counts[int(State::Unsupported)], o.replay.backend_a,
-             o.replay.backend_b, o.replay.judge, o.replay.seed);
+             o.replay.backend_b, o.replay.judge, precision_profile(o.replay.precision).name, o.replay.seed);
   if (checked == 0) {
     fmt::print("NOTHING CHECKED: every case was skipped or unsupported{}\n",
                counts[int(State::Skipped)] ? " (" + skipped_reason + ")" : std::string());
   }
   if (!o.json.empty()) {
     nlohmann::json j = {{"source", source}, {"backend_a", o.replay.backend_a}, {"backend_b", o.replay.backend_b},
-                        {"judge", o.replay.judge}, {"seed", o.replay.seed}, {"rows", rows},
+                        {"judge", o.replay.judge}, {"precision", precision_profile(o.replay.precision).name}, {"seed", o.replay.seed}, {"rows", rows},
                         {"summary", {{"passed", counts[int(State::Passed)]}, {"explained", explained},
                                      {"failed", counts[int(State::Failed)]}, {"mistrusted", counts[int(State::Mistrusted)]},
                                      {"unchecked", counts[int(State::Unchecked)]}, {"skipped", counts[int(State::Skipped)]},
@@ -140,6 +142,9 @@ Command add_replay_command(CLI::App& parent) {
   app->add_option("--vs", o->replay.backend_b, "backend B, the side under test")->capture_default_str();
   app->add_option("--judge", o->replay.judge, "the backend that re-runs a case whose outputs differ beyond tolerance")
       ->capture_default_str();
+  app->add_option_function<std::string>(
+         "--precision", [o](const std::string& p) { o->replay.precision = parse_precision(p); },
+         "judge float outputs against fp32 (default), tf32, fp16 or bf16 arithmetic (docs/DESIGN.md, \"Precision\")");
   app->add_option("--seed", o->replay.seed, "seed of the inputs")->capture_default_str();
   app->add_option("--filter", o->filter, "only cases whose 'name line' matches this regular expression");
   app->add_option("--shard", o->shard, "i/n: only cases whose index modulo n is i (0-based)");
@@ -148,7 +153,7 @@ Command add_replay_command(CLI::App& parent) {
   app->add_flag("--force", o->force, "let --dump overwrite non-empty folders");
   app->add_option("--inputs", o->replay.inputs_dir, "read inputs from DIR/<name>.<input>.npy instead of seeding them");
   app->footer(std::string(
-      "Rows: state, max abs and max rel difference, time on each backend, name and case. A FAILED row is\n"
+      "Rows: state, max abs and max rel difference, effective mantissa bits of B against A, time on each backend, name and case. A FAILED row is\n"
       "followed by its reason and a REPRO line. Outputs beyond tolerance (compare/tolerance.h) are re-run on the\n"
       "judge: the side that does not match it is named; both matching is PASSED, explained (nms and argsort: any\n"
       "valid answer passes).\n") +

@@ -1,12 +1,14 @@
 #include "compare/judge.h"
 
 #include <array>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "compare/order_checks.h"
 #include "compare/tolerance.h"
 #include "core/error.h"
+#include "core/stats.h"
 #include "kernels/argsort/argsort.h"
 #include "kernels/backend.h"
 #include "kernels/nms/nms.h"
@@ -17,40 +19,51 @@ std::vector<std::pair<std::regex, ToleranceOverride>> read_tolerance_file(const 
   std::ifstream in(path);
   if (!in) throw Error("cannot open tolerance file").file(path);
   std::vector<std::pair<std::regex, ToleranceOverride>> out;
+  nlohmann::ordered_json j;  // ordered: the last matching entry in file order wins
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
-    if (!j.is_object()) throw Error("expected an object {\"<layer or op regex>\": {\"atol\": X, \"rtol\": Y}}");
-    for (const auto& [key, v] : j.items()) {
-      out.push_back({std::regex(key), ToleranceOverride{v.at("atol").get<double>(), v.at("rtol").get<double>()}});
-    }
+    j = nlohmann::ordered_json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("malformed tolerance file: ") + e.what()).file(path);
-  } catch (const std::regex_error& e) {
-    throw Error(std::string("bad regular expression: ") + e.what()).file(path);
-  } catch (Error& e) {
-    e.file(path);
-    throw;
+    throw Error(std::string("not valid JSON: ") + e.what()).file(path);
+  }
+  if (!j.is_object()) throw Error("expected an object {\"<layer or op regex>\": {\"atol\": X, \"rtol\": Y}}").file(path);
+  for (const auto& [key, v] : j.items()) {
+    const std::string where = "entry \"" + key + "\"";
+    if (!v.is_object()) throw Error(where + ": expected an object {\"atol\": X, \"rtol\": Y}").file(path);
+    for (const auto& [field, value] : v.items()) {
+      if (field != "atol" && field != "rtol") throw Error(where + ": unknown field \"" + field + "\" (known: atol, rtol)").file(path);
+    }
+    ToleranceOverride t;
+    for (const auto& [field, dst] : {std::pair<const char*, double*>{"atol", &t.atol}, {"rtol", &t.rtol}}) {
+      const auto it = v.find(field);
+      if (it == v.end()) throw Error(where + ": missing field \"" + field + "\"").file(path);
+      if (!it->is_number()) throw Error(where + ": field \"" + field + "\" must be a number, not " + it->dump()).file(path);
+      *dst = it->get<double>();
+      if (!(*dst >= 0) || !std::isfinite(*dst)) throw Error(where + ": field \"" + field + "\" must be finite and >= 0").file(path);
+    }
+    try {
+      out.push_back({std::regex(key), t});
+    } catch (const std::regex_error& e) {
+      throw Error(where + ": bad regular expression: " + e.what()).file(path);
+    }
   }
   return out;
 }
 
-Tolerance layer_tolerance(const JudgeOptions& o, const std::string& name, const std::string& line, size_t k, DType dtype,
-                          const std::vector<Tensor>& inputs) {
+Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile, const std::string& name, const std::string& line,
+                          size_t k, DType dtype, const std::vector<Tensor>& inputs) {
   const std::string op = op_name_of(line);
-  Tolerance t;
-  if (op == "conv2d" && inputs.empty()) {
-    t = default_tolerance(dtype);
-  } else {
-    // The per-element bound reads the inputs by the call's shapes: they must be the call's.
-    if (op == "conv2d") check_inputs(op, op_inputs(line), inputs);
-    t = tolerance_for(line, k, dtype, inputs);
+  if (is_floating(dtype)) {
+    // An override replaces the whole tolerance, conv2d's per-element bound included.
+    std::optional<ToleranceOverride> chosen = o.tolerance;
+    for (const auto& [re, tol] : o.per_layer) {
+      if (std::regex_match(name, re) || std::regex_match(op, re)) chosen = tol;
+    }
+    if (chosen) return Tolerance{chosen->atol, chosen->rtol, {}};
   }
-  if (!is_floating(dtype)) return t;
-  if (o.tolerance) t.atol = o.tolerance->atol, t.rtol = o.tolerance->rtol;
-  for (const auto& [re, tol] : o.per_layer) {
-    if (std::regex_search(name, re) || std::regex_match(op, re)) t.atol = tol.atol, t.rtol = tol.rtol;
-  }
-  return t;
+  if (op == "conv2d" && inputs.empty()) return profile_tolerance(dtype, profile);
+  // The per-element bound reads the inputs by the call's shapes: they must be the call's.
+  if (op == "conv2d") check_inputs(op, op_inputs(line), inputs);
+  return tolerance_for(line, k, dtype, inputs, profile);
 }
 
 namespace {
@@ -106,6 +119,13 @@ Sides LayerVerdict::defective() const {
   return Sides(int(a.ran && !a.ok) | (int(b.ran && !b.ok) << 1));
 }
 
+const PrecisionStats* LayerVerdict::precision_stats() const {
+  for (const OutputVerdict& t : outputs) {
+    if (t.precision.samples > 0) return &t.precision;
+  }
+  return nullptr;
+}
+
 const TensorDiff* LayerVerdict::worst() const {
   const TensorDiff* w = nullptr;
   for (const OutputVerdict& t : outputs) {
@@ -125,12 +145,48 @@ std::string judge_labels(std::string reason, const char* side) {
   return reason;
 }
 
+// Float16 widened to float32 (exactly), so the judge and the bounds read every input as the
+// call's float32; other tensors as they are.
+Tensor widened(const Tensor& t, DType to) {
+  if (t.dtype() == to || !is_floating(t.dtype())) return t;
+  Tensor out(to, t.shape());
+  visit_dtype(to, [&](auto out_tag) {
+    using O = decltype(out_tag);
+    if constexpr (std::is_same_v<O, float> || std::is_same_v<O, double>) {
+      O* o = out.mutable_data<O>();
+      for (int64_t i = 0; i < t.numel(); ++i) o[i] = O(element_as_double(t, i));
+    }
+  });
+  return out;
+}
+
+std::vector<Tensor> float32_inputs(std::vector<Tensor> inputs) {
+  for (Tensor& t : inputs) {
+    if (t.dtype() == DType::Float16) t = widened(t, DType::Float32);
+  }
+  return inputs;
+}
+
+// Two float tensors of different dtypes compare in float64, under the narrower one's tolerance.
+struct Comparable {
+  Tensor x, y;
+  DType dtype;  // the dtype whose tolerance applies
+};
+Comparable comparable(const Tensor& x, const Tensor& y) {
+  if (x.dtype() == y.dtype() || !is_floating(x.dtype()) || !is_floating(y.dtype()) || x.shape() != y.shape()) {
+    return {x, y, x.dtype()};
+  }
+  const DType narrow = dtype_size(x.dtype()) < dtype_size(y.dtype()) ? x.dtype() : y.dtype();
+  return {widened(x, DType::Float64), widened(y, DType::Float64), narrow};
+}
+
 class LayerJudge {
  public:
   LayerJudge(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o)
       : name_(name), a_(a), b_(b), same_inputs_(same_inputs), o_(o) {}
 
   LayerVerdict run() {
+    choose_profile();
     compare_outputs();
     if (!v_.differs) {
       for (const OutputVerdict& t : v_.outputs) {
@@ -146,15 +202,35 @@ class LayerJudge {
       if (a_.line == b_.line) judged_b = judged_a;
       v_.b = local_check(b_, "B", true, inputs_of_a(), judged_b);
     } else {
-      v_.b = local_check(b_, "B", bool(b_.inputs), b_.inputs ? b_.inputs() : std::vector<Tensor>{}, judged_b);
+      v_.b = local_check(b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
     }
     settle();
     return v_;
   }
 
  private:
+  // --precision, made coarser by the outputs' dtypes: a float16 dump is judged as fp16.
+  void choose_profile() {
+    v_.precision = o_.precision;
+    std::string dtypes;
+    for (const LayerSide* s : {&a_, &b_}) {
+      for (const Tensor& t : s->outputs) {
+        if (is_floating(t.dtype())) v_.precision = coarser(v_.precision, precision_of(t.dtype()));
+      }
+    }
+    for (size_t k = 0; k < std::min(a_.outputs.size(), b_.outputs.size()); ++k) {
+      const DType x = a_.outputs[k].dtype(), y = b_.outputs[k].dtype();
+      if (x != y && is_floating(x) && is_floating(y)) {
+        v_.widened = "A " + std::string(dtype_name(x)) + ", B " + std::string(dtype_name(y)) + ": compared in float64 under " +
+                     precision_profile(v_.precision).name;
+        break;
+      }
+    }
+    profile_ = &precision_profile(v_.precision);
+  }
+
   const std::vector<Tensor>& inputs_of_a() {
-    if (!a_inputs_ && a_.inputs) a_inputs_ = a_.inputs();
+    if (!a_inputs_ && a_.inputs) a_inputs_ = float32_inputs(a_.inputs());
     if (!a_inputs_) a_inputs_.emplace();
     return *a_inputs_;
   }
@@ -174,19 +250,56 @@ class LayerJudge {
           x.shape() == y.shape()) {
         t.identical = true;
         t.diff.count = x.numel();
+        t.precision.samples = is_floating(x.dtype()) ? x.numel() : 0;
         if (const std::string why = mistrust_reason(x); !why.empty()) t.diff.state = State::Mistrusted, t.diff.reason = why;
       } else {
-        // conv2d's bound needs A's inputs; other ops' tolerances do not.
+        // conv2d's bound and statistical test need A's inputs; other ops' tolerances do not.
         static const std::vector<Tensor> none;
-        const bool need_inputs = op == "conv2d" && x.dtype() == y.dtype() && x.shape() == y.shape();
-        t.diff = compare_tensors(x, y, layer_tolerance(o_, name_, a_.line, k, x.dtype(), need_inputs ? inputs_of_a() : none));
+        const Comparable c = comparable(x, y);
+        const bool need_inputs = op == "conv2d" && c.x.dtype() == c.y.dtype() && x.shape() == y.shape();
+        const std::vector<Tensor>& in = need_inputs ? inputs_of_a() : none;
+        t.diff = compare_tensors(c.x, c.y, layer_tolerance(o_, *profile_, name_, a_.line, k, c.dtype, in));
+        own_precision(k, c, t);
+        if (t.precision.samples == 0) t.precision = precision_stats(a_.line, k, in, c.x, c.y, *profile_);
         if (t.diff.state == State::Failed) {
           v_.differs = true;
           if (differences_.empty()) differences_ = t.role + ": " + t.diff.reason;
+        } else if (t.precision.failed) {
+          v_.differs = true;
+          if (differences_.empty()) {
+            differences_ = t.role + ": " + (t.precision_of.empty() ? "" : t.precision_of + "'s own ") +
+                           precision_failure_note(t.precision, *profile_);
+          }
         }
       }
       v_.outputs.push_back(std::move(t));
     }
+  }
+
+  // conv2d: each side's own precision on its own inputs (sampled, no judge run); the worse side's
+  // figures go into the row. Nothing when a side's inputs were not recorded.
+  void own_precision(size_t k, const Comparable& c, OutputVerdict& t) {
+    if (op_name_of(a_.line) != "conv2d" || k != 0 || !a_.inputs || !b_.inputs || c.x.dtype() != DType::Float32 ||
+        c.y.dtype() != DType::Float32 || a_.line != b_.line) {
+      return;
+    }
+    try {
+      const PrecisionStats pa = own_precision_stats(a_.line, k, inputs_of_a(), c.x, *profile_);
+      const PrecisionStats pb = own_precision_stats(b_.line, k, inputs_of_b(), c.y, *profile_);
+      if (pa.samples == 0 || pb.samples == 0) return;
+      const bool b_worse = pb.failed != pa.failed ? pb.failed : (!pb.exact && (pa.exact || pb.bits < pa.bits));
+      t.precision = b_worse ? pb : pa;
+      t.precision_of = b_worse ? "B" : "A";
+    } catch (const Error&) {
+      // Inputs that do not fit the call: the local check says so; no figures here.
+    }
+  }
+
+  const std::vector<Tensor>& inputs_of_b() {
+    if (same_inputs_) return inputs_of_a();
+    if (!b_inputs_ && b_.inputs) b_inputs_ = float32_inputs(b_.inputs());
+    if (!b_inputs_) b_inputs_.emplace();
+    return *b_inputs_;
   }
 
   SideCheck local_check(const LayerSide& s, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
@@ -223,14 +336,25 @@ class LayerJudge {
       return c;
     }
     for (size_t k = 0; k < judged->size() && c.ok; ++k) {
-      const Tensor& expected = (*judged)[k];
-      const Tolerance tol = layer_tolerance(o_, name_, s.line, k, expected.dtype(), inputs);
-      const TensorDiff d = judge_output(s.line, k, inputs, expected, s.outputs[k], tol);
+      const Comparable p = comparable((*judged)[k], s.outputs[k]);
+      const Tolerance tol = layer_tolerance(o_, *profile_, name_, s.line, k, p.dtype, inputs);
+      const TensorDiff d = judge_output(s.line, k, inputs, p.x, p.y, tol);
       const std::string role = k < s.roles.size() ? s.roles[k] : "out" + std::to_string(k);
+      // conv2d: the statistical test, and what the errors look like.
+      const PrecisionStats st =
+          op == "conv2d" && k == 0 && !d.structural ? precision_stats(s.line, k, inputs, p.x, p.y, *profile_) : PrecisionStats{};
       if (d.state == State::Failed) {
         c.ok = false, c.structural = d.structural;
         c.note = role + ": " + judge_labels(d.reason, s_label);
-      } else if (d.state == State::Passed && !d.reason.empty()) {
+        if (const std::string hint = reduced_precision_hint(st, *profile_); !hint.empty()) c.note += "; " + hint;
+        continue;
+      }
+      if (st.failed) {
+        c.ok = false, c.precision = true;
+        c.note = role + ": " + precision_failure_note(st, *profile_);
+        continue;
+      }
+      if (d.state == State::Passed && !d.reason.empty()) {
         c.note += (c.note.empty() ? "" : "; ") + role + ": " + d.reason;  // another correct answer: say which freedom it took
       }
     }
@@ -272,8 +396,9 @@ class LayerJudge {
   bool same_inputs_;
   const JudgeOptions& o_;
   LayerVerdict v_;
+  const PrecisionProfile* profile_ = nullptr;
   std::string differences_;  // the first difference A against B, one line
-  std::optional<std::vector<Tensor>> a_inputs_;
+  std::optional<std::vector<Tensor>> a_inputs_, b_inputs_;
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "compare/precision.h"
 #include "compare/tensor_compare.h"
 
 namespace parity {
@@ -30,17 +31,22 @@ struct ToleranceOverride {
 
 struct JudgeOptions {
   std::string judge = "ref";                                       // --judge
-  std::optional<ToleranceOverride> tolerance;                      // --atol/--rtol: replaces the dtype defaults
-  std::vector<std::pair<std::regex, ToleranceOverride>> per_layer;  // --tol-file: by layer name or op
+  Precision precision = Precision::Fp32;                           // --precision
+  // --atol/--rtol: replace the tolerance of every float output, conv2d's bound included.
+  std::optional<ToleranceOverride> tolerance;
+  // --tol-file: (pattern, tolerance) in file order; a pattern fully matching the layer name or
+  // the op name applies, and the last one that applies wins. It replaces the tolerance too.
+  std::vector<std::pair<std::regex, ToleranceOverride>> per_layer;
 };
 
-// Reads the tolerance file: JSON {"<layer name or op regex>": {"atol": X, "rtol": Y}, ...}.
+// Reads the tolerance file: a JSON object {"<layer or op regex>": {"atol": X, "rtol": Y}, ...},
+// entries kept in file order. A missing, mistyped or unknown field is an error naming it.
 std::vector<std::pair<std::regex, ToleranceOverride>> read_tolerance_file(const std::string& path);
 
 // The tolerance for output k of layer `name` running `line` on `inputs` (empty when not at hand:
-// then conv2d falls back to the dtype default), with the options' overrides applied.
-Tolerance layer_tolerance(const JudgeOptions& o, const std::string& name, const std::string& line, size_t k, DType dtype,
-                          const std::vector<Tensor>& inputs);
+// then conv2d falls back to the dtype default) under `profile`, with the options' overrides.
+Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile, const std::string& name, const std::string& line,
+                          size_t k, DType dtype, const std::vector<Tensor>& inputs);
 
 // Does `actual` hold a correct output k of `line` on `inputs`, given that `expected` is the judge's?
 // compare_tensors under `tol`, except where the op's correct answer is not unique: an nms keep
@@ -66,6 +72,7 @@ struct SideCheck {
   bool ran = false;  // the judge ran on this side's inputs
   bool ok = false;   // and this side's outputs match it
   bool structural = false;  // a mismatch in count, shape or dtype
+  bool precision = false;   // within the element-wise bounds but failing the statistical test
   std::string note;  // why not ok, why it could not run, or which freedom a correct answer took (nms, argsort)
 };
 
@@ -73,6 +80,11 @@ struct OutputVerdict {
   std::string role;
   bool identical = false;  // the same bytes on both sides (equal hashes computed from the bytes)
   TensorDiff diff;         // A against B, element-wise
+  // Effective bits and conv2d's statistical test: for conv2d each side's own (sampled elements
+  // against their exact dot products on the side's inputs), the worse of the two, with
+  // `precision_of` naming that side; for other ops A against B, and `precision_of` empty.
+  PrecisionStats precision;
+  std::string precision_of;
 };
 
 enum class Sides { None = 0, A = 1, B = 2, Both = 3 };
@@ -86,9 +98,13 @@ struct LayerVerdict {
   SideCheck a, b;
   std::string reason;  // one line: why not a plain PASSED
   std::vector<OutputVerdict> outputs;
+  Precision precision = Precision::Fp32;  // the profile judged against (coarser when the dtypes are)
+  std::string widened;  // "A float32, B float16: compared in float64 under fp16" when dtypes differ
 
   Sides defective() const;
   const TensorDiff* worst() const;  // the output with the most elements out, then the largest error
+  // The first float output's effective precision A against B (null when none has figures).
+  const PrecisionStats* precision_stats() const;
 };
 
 // `same_inputs`: both sides ran on the same input bytes (replay, golden, rerun; compare when every

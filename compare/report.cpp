@@ -14,7 +14,7 @@ namespace parity {
 namespace {
 
 struct Row {
-  std::string state, max_abs, mean_abs, max_rel, cosine, ulp, pct, worst, name, note;
+  std::string state, max_abs, mean_abs, max_rel, cosine, ulp, bits, pct, worst, name, note;
 };
 
 std::string g3(double v) { return fmt::format("{:.3g}", v); }
@@ -28,8 +28,9 @@ std::string nd_text(const std::vector<int64_t>& idx) {
 
 std::string state_text(const LayerReport& l) { return std::string(state_name(l.state)) + (l.origin ? "*" : ""); }
 
-Row row_of(const LayerReport& l, const TensorDiff* w, const std::string& name) {
+Row row_of(const LayerReport& l, const TensorDiff* w, const PrecisionStats* st, const std::string& name) {
   Row r;
+  r.bits = st && st->samples > 0 ? st->cell() : "-";
   r.state = state_text(l);
   r.name = name;
   if (w && !w->structural) {  // outputs of other shapes have no element-wise metrics
@@ -44,7 +45,19 @@ Row row_of(const LayerReport& l, const TensorDiff* w, const std::string& name) {
   return r;
 }
 
-Row row_of(const LayerReport& l) { return row_of(l, l.worst(), l.name); }
+Row row_of(const LayerReport& l) { return row_of(l, l.worst(), l.verdict.precision_stats(), l.name); }
+
+// The header lines every format shows: the judge, the profile, and dtypes compared widened.
+std::vector<std::string> judged_how(const CompareResult& r, const ReportHeader& h) {
+  std::vector<std::string> lines = {"judge " + h.judge + ", precision " + h.precision};
+  for (const LayerReport& l : r.layers) {
+    if (!l.verdict.widened.empty()) {
+      lines.push_back("dtypes differ (first at " + l.name + "): " + l.verdict.widened);
+      break;
+    }
+  }
+  return lines;
+}
 
 std::string escape_html(const std::string& s) {
   std::string o;
@@ -68,16 +81,25 @@ const char* elementwise_text(const OutputVerdict& t) {
   return t.diff.state == State::Failed ? "beyond tolerance" : "within tolerance";
 }
 
+nlohmann::json precision_json(const PrecisionStats& p) {
+  if (p.samples == 0) return nullptr;
+  return {{"samples", p.samples}, {"exact", p.exact}, {"effective_bits", p.exact ? nlohmann::json(nullptr) : number(p.bits)},
+          {"looks_like", p.looks_like()}, {"statistical_test", p.tested}, {"rms_ratio", number(p.rms_ratio)}, {"failed", p.failed}};
+}
+
 nlohmann::json diff_json(const OutputVerdict& t) {
   const TensorDiff& d = t.diff;
   return {{"role", t.role}, {"identical", t.identical}, {"elementwise", elementwise_text(t)}, {"reason", d.reason},
           {"count", d.count}, {"max_abs", number(d.max_abs)}, {"mean_abs", number(d.mean_abs)}, {"max_rel", number(d.max_rel)},
           {"rmse", number(d.rmse)}, {"cosine", number(d.cosine)}, {"max_ulp", d.max_ulp}, {"out_of_tolerance", d.bad},
           {"nonfinite_mismatches", d.nonfinite_mismatches}, {"worst_index", d.worst_nd}, {"worst_a", number(d.worst_a)},
-          {"worst_b", number(d.worst_b)}, {"tolerance_at_worst", number(d.worst_allowed)}};
+          {"worst_b", number(d.worst_b)}, {"tolerance_at_worst", number(d.worst_allowed)}, {"precision", precision_json(t.precision)},
+          {"precision_of", t.precision_of}};
 }
 
-nlohmann::json side_json(const SideCheck& c) { return {{"ran", c.ran}, {"ok", c.ok}, {"note", c.note}}; }
+nlohmann::json side_json(const SideCheck& c) {
+  return {{"ran", c.ran}, {"ok", c.ok}, {"precision", c.precision}, {"note", c.note}};
+}
 
 }  // namespace
 
@@ -95,25 +117,26 @@ std::string summary_line(const CompareResult& r) {
 
 void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& h, bool colour, bool all_tensors) {
   out << "A: " << h.a << "\nB: " << h.b << "\n";
+  for (const std::string& s : judged_how(r, h)) out << s << "\n";
   for (const std::string& p : r.provenance) out << "provenance differs: " << p << "\n";
-  std::vector<Row> rows = {{"state", "max abs", "mean abs", "max rel", "cosine", "ULP", "% out", "worst", "layer", ""}};
+  std::vector<Row> rows = {{"state", "max abs", "mean abs", "max rel", "cosine", "ULP", "bits", "% out", "worst", "layer", ""}};
   std::vector<const LayerReport*> layer_of = {nullptr};
   for (const LayerReport& l : r.layers) {
     rows.push_back(row_of(l));
     layer_of.push_back(&l);
     if (all_tensors && l.verdict.outputs.size() > 1) {
       for (const OutputVerdict& t : l.verdict.outputs) {
-        Row tr = row_of(l, &t.diff, "  " + l.name + ":" + t.role);
+        Row tr = row_of(l, &t.diff, &t.precision, "  " + l.name + ":" + t.role);
         tr.note = t.diff.reason;
         rows.push_back(tr);
         layer_of.push_back(nullptr);
       }
     }
   }
-  size_t w[9] = {};
+  size_t w[10] = {};
   for (const Row& x : rows) {
-    const std::string* f[9] = {&x.state, &x.max_abs, &x.mean_abs, &x.max_rel, &x.cosine, &x.ulp, &x.pct, &x.worst, &x.name};
-    for (int k = 0; k < 9; ++k) w[k] = std::max(w[k], f[k]->size());
+    const std::string* f[10] = {&x.state, &x.max_abs, &x.mean_abs, &x.max_rel, &x.cosine, &x.ulp, &x.bits, &x.pct, &x.worst, &x.name};
+    for (int k = 0; k < 10; ++k) w[k] = std::max(w[k], f[k]->size());
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& x = rows[i];
@@ -123,8 +146,8 @@ void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& 
       state = c + state + "\033[0m";
     }
     out << state << "  "
-        << fmt::format("{:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:<{}}", x.max_abs, w[1], x.mean_abs, w[2],
-                       x.max_rel, w[3], x.cosine, w[4], x.ulp, w[5], x.pct, w[6], x.worst, w[7], x.name, w[8]);
+        << fmt::format("{:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:<{}}", x.max_abs, w[1], x.mean_abs, w[2],
+                       x.max_rel, w[3], x.cosine, w[4], x.ulp, w[5], x.bits, w[6], x.pct, w[7], x.worst, w[8], x.name, w[9]);
     if (!x.note.empty()) out << "  " << x.note;
     out << "\n";
   }
@@ -140,12 +163,16 @@ void write_json(const std::string& path, const CompareResult& r, const ReportHea
                       {"params_b", l.params_b}, {"state", state_name(l.state)}, {"structural", l.structural},
                       {"explained", l.explained}, {"origin", l.origin}, {"defective", sides_name(l.defective)},
                       {"propagated_from", l.propagated_from}, {"reason", l.reason}, {"note", l.note()},
+                      {"effective_bits", l.verdict.precision_stats() && !l.verdict.precision_stats()->exact
+                                             ? number(l.verdict.precision_stats()->bits) : nlohmann::json(nullptr)},
+                      {"widened", l.verdict.widened},
                       {"local_check", {{"a", side_json(l.verdict.a)}, {"b", side_json(l.verdict.b)}}}, {"outputs", outs}});
   }
   nlohmann::json origins = nlohmann::json::array();
   if (r.origin >= 0) origins.push_back(r.layers[size_t(r.origin)].name);
   for (int64_t i : r.other_origins) origins.push_back(r.layers[size_t(i)].name);
-  const nlohmann::json j = {{"a", h.a}, {"b", h.b}, {"judge", h.judge}, {"provenance", r.provenance}, {"summary", summary_line(r)},
+  const nlohmann::json j = {{"a", h.a}, {"b", h.b}, {"judge", h.judge}, {"precision", h.precision}, {"judged", judged_how(r, h)},
+                            {"provenance", r.provenance}, {"summary", summary_line(r)},
                             {"passed", r.passed}, {"explained", r.explained}, {"failed", r.failed}, {"structural", r.structural},
                             {"mistrusted", r.mistrusted}, {"unchecked", r.unchecked},
                             {"origin", r.origin >= 0 ? nlohmann::json(r.layers[size_t(r.origin)].name) : nlohmann::json(nullptr)},
@@ -164,26 +191,35 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 void write_csv(const std::string& path, const CompareResult& r) {
+  // The effective bits of each output: "exact" when no sampled element differs, empty when the
+  // output is not float or the shapes differ.
   std::string s =
       "index,layer,occurrence,op,output,state,explained,origin,defective,propagated_from,elementwise,max_abs,mean_abs,max_rel,"
-      "rmse,cosine,max_ulp,out_of_tolerance,count,worst_index,note\n";
+      "rmse,cosine,max_ulp,effective_bits,out_of_tolerance,count,worst_index,note\n";
   for (const LayerReport& l : r.layers) {
     std::vector<const OutputVerdict*> outs;
     for (const OutputVerdict& t : l.verdict.outputs) outs.push_back(&t);
     if (outs.empty()) outs.push_back(nullptr);  // a layer judged without outputs (missing, another call) still has its row
     for (const OutputVerdict* t : outs) {
       const TensorDiff d = t ? t->diff : TensorDiff{};
-      s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{}\n", l.index,
+      const std::string bits = t && t->precision.samples > 0 ? (t->precision.exact ? "exact" : fmt::format("{:.2f}", t->precision.bits)) : "";
+      s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{}\n", l.index,
                        csv_field(l.name), l.occurrence, l.op, t ? t->role : "", state_name(l.state), l.explained ? 1 : 0,
                        l.origin ? 1 : 0, sides_name(l.defective), csv_field(l.propagated_from),
                        t ? elementwise_text(*t) : "", d.max_abs, d.mean_abs, d.max_rel, d.rmse,
-                       d.cosine, d.max_ulp, d.bad, d.count, csv_field(nd_text(d.worst_nd)), csv_field(l.note()));
+                       d.cosine, d.max_ulp, bits, d.bad, d.count, csv_field(nd_text(d.worst_nd)), csv_field(l.note()));
     }
   }
   write_file_atomically(path, s);
 }
 
 namespace {
+std::string judged_html(const CompareResult& r, const ReportHeader& h) {
+  std::string s;
+  for (const std::string& line : judged_how(r, h)) s += (s.empty() ? "" : "<br>") + escape_html(line);
+  return s;
+}
+
 std::string provenance_html(const CompareResult& r) {
   std::string s;
   for (const std::string& p : r.provenance) s += "<br>provenance differs: " + escape_html(p);
@@ -229,22 +265,22 @@ void write_html(const std::string& path, const CompareResult& r, const ReportHea
                      "<text x='{}' y='26'>max abs error (red: failed, larger: origin)</text></svg>",
                      W / 2, H - 5, W - 330, W - 330);
   std::string table = "<table><tr><th>#</th><th>state</th><th>layer</th><th>op</th><th>max abs</th><th>mean abs</th><th>max rel</th>"
-                      "<th>cosine</th><th>ULP</th><th>% out</th><th>note</th></tr>\n";
+                      "<th>cosine</th><th>ULP</th><th>bits</th><th>% out</th><th>note</th></tr>\n";
   for (size_t i = 0; i < r.layers.size(); ++i) {
     const Row x = row_of(r.layers[i]);
     const char* cls = r.layers[i].state == State::Failed ? "f" : r.layers[i].state == State::Mistrusted ? "m" : "p";
     table += fmt::format("<tr class='{}'><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                         "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                          cls, i, x.state, escape_html(x.name), escape_html(r.layers[i].op), x.max_abs, x.mean_abs, x.max_rel, x.cosine,
-                         x.ulp, x.pct, escape_html(x.note));
+                         x.ulp, x.bits, x.pct, escape_html(x.note));
   }
   table += "</table>";
   const std::string page =
       "<!DOCTYPE html><html><head><meta charset='utf-8'><title>parity compare</title><style>"
       "body{font-family:sans-serif;margin:20px}table{border-collapse:collapse;font-size:12px}"
-      "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:nth-child(3),td:nth-child(11){text-align:left}"
+      "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:nth-child(3),td:nth-child(12){text-align:left}"
       "tr.f{background:#fdd}tr.m{background:#ffe9b3}</style></head><body>"
-      "<h2>parity compare</h2><p>A: " + escape_html(h.a) + "<br>B: " + escape_html(h.b) + "<br>judge: " + escape_html(h.judge) +
+      "<h2>parity compare</h2><p>A: " + escape_html(h.a) + "<br>B: " + escape_html(h.b) + "<br>" + judged_html(r, h) +
       provenance_html(r) + "</p><p><b>" +
       escape_html(summary_line(r)) + "</b></p>" + svg + table + "</body></html>\n";
   write_file_atomically(path, page);

@@ -13,6 +13,7 @@ namespace parity {
 struct ReportHeader {
   std::string a, b;  // "dir (backend, device)"
   std::string judge;  // the judge backend of the local checks
+  std::string precision = "fp32";  // the profile (--precision)
 };
 
 void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& h, bool colour, bool all_tensors);

@@ -8,18 +8,40 @@
 //     layer's inputs only for elements that fail the default tolerance. A float32 dot product of K terms, summed in any order, is within
 //     (K - 1) * 2^-24 * S of the exact value; so a correct float32 kernel never exceeds it,
 //     while a wrong tap, padding or bias is off by a whole term.
+//     Under a profile with coarser conv inputs (--precision tf32, fp16, bf16) each product may
+//     also be off by (2 u_in + u_in^2) |x*w|, so the bound adds that times S.
 //   detect_decode: atol grows to 32 * 2^-24 * stride: the x, y columns are formed at grid
 //     magnitude and scaled by the stride in float32.
 #include <string>
 #include <vector>
 
+#include "compare/precision.h"
 #include "compare/tensor_compare.h"
 
 namespace parity {
 
-// The tolerance for output `index` of the call `line` with the given inputs.
-Tolerance tolerance_for(const std::string& line, size_t index, DType dtype, const std::vector<Tensor>& inputs);
+// The tolerance for output `index` of the call `line` with the given inputs, under a profile.
+Tolerance tolerance_for(const std::string& line, size_t index, DType dtype, const std::vector<Tensor>& inputs,
+                        const PrecisionProfile& profile);
 
 Tolerance default_tolerance(DType dtype);
+// conv2d's per-element bound is this times S (the element's sum |x*w| + |b|).
+double conv2d_bound_scale(int64_t K, const PrecisionProfile& profile);
+// The defaults for a float output under a profile: the dtype's for fp32 and tf32 (TF32 rounds
+// only conv and matmul inputs), torch.testing's float16 and bfloat16 ones for fp16 and bf16.
+Tolerance profile_tolerance(DType dtype, const PrecisionProfile& profile);
+
+// The effective precision of `actual` against `expected` (output `index` of `line` on `inputs`)
+// and, for conv2d with its inputs at hand, the statistical test (compare/precision.h), from
+// kSamples elements spread over the output. Empty stats for non-float outputs.
+PrecisionStats precision_stats(const std::string& line, size_t index, const std::vector<Tensor>& inputs, const Tensor& expected,
+                               const Tensor& actual, const PrecisionProfile& profile);
+
+// A kernel's own precision, without a judge run: conv2d's sampled elements of `output` against
+// their exact dot products on `inputs` (the call's own), with the statistical test. So a compare
+// of two model dumps shows each side's conv precision, not the drift their inputs carry.
+// Empty stats for other ops, or when the inputs are not at hand.
+PrecisionStats own_precision_stats(const std::string& line, size_t index, const std::vector<Tensor>& inputs, const Tensor& output,
+                                   const PrecisionProfile& profile);
 
 }  // namespace parity

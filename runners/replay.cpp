@@ -73,7 +73,9 @@ CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a
   if (a.name() == o.judge) sa.judged = out_a;  // the judge on these inputs: already run
   JudgeOptions jo;
   jo.judge = o.judge;
+  jo.precision = o.precision;
   const LayerVerdict v = judge_layer(c.name, sa, sb, true, jo);
+  if (const PrecisionStats* st = v.precision_stats()) r.bits = st->cell();
   for (const OutputVerdict& t : v.outputs) r.max_abs = std::max(r.max_abs, t.diff.max_abs), r.max_rel = std::max(r.max_rel, t.diff.max_rel);
   r.state = v.state, r.structural = v.structural, r.explained = v.explained, r.reason = v.reason;
   if (v.state == State::Failed) r.reason = std::string("defective: ") + sides_name(v.defective()) + ": " + v.reason;

@@ -3,6 +3,8 @@
 // as compare does (compare/judge.h: tolerance, then a local check against the judge backend).
 #include <cstdint>
 #include <string>
+
+#include "compare/precision.h"
 #include <vector>
 
 #include "cases/case_file.h"
@@ -14,6 +16,7 @@ namespace parity {
 struct ReplayOptions {
   std::string backend_a = "ref", backend_b = "aten";
   std::string judge = "ref";  // runs a case whose outputs differ beyond tolerance (compare/judge.h)
+  Precision precision = Precision::Fp32;  // the profile outputs are judged against (compare/precision.h)
   uint64_t seed = 0;
   std::string inputs_dir;  // when set, inputs come from .npy files (runners/inputs.h)
 };
@@ -24,6 +27,7 @@ struct CaseResult {
   std::string reason;                   // why not a plain PASSED, one line
   double max_abs = 0, max_rel = 0;      // over all outputs
   double ms_a = 0, ms_b = 0;
+  std::string bits;  // effective mantissa bits of B against A (first float output): "exact", "22.9", ""
 };
 
 // Dumps, when given, receive the case's inputs and each backend's outputs.

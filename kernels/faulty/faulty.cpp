@@ -14,7 +14,33 @@ namespace parity {
 
 namespace {
 
-const char* const kDefects[] = {"pad", "bias", "silu16", "nan", "nonzero_swap", "nms_tie", "nms_drop", "cat_offset"};
+const char* const kDefects[] = {"pad",     "bias",     "silu16",     "nan",  "nonzero_swap", "nms_tie",
+                                "nms_drop", "cat_offset", "ktail", "tf32", "fp16",         "bf16"};
+
+// Round to nearest, ties to even, keeping `bits` explicit mantissa bits of a float32 (the
+// exponent range stays float32's: TF32 and bfloat16 have it). NaN and Inf pass through.
+float round_mantissa(float f, int bits) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u) return f;
+  const int drop = 23 - bits;
+  u += (1u << (drop - 1)) - 1 + ((u >> drop) & 1u);
+  u &= ~((1u << drop) - 1);
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// A tensor's float32 values rounded as a reduced-precision kernel holds them.
+Tensor rounded(const Tensor& t, const std::string& precision) {
+  Tensor r = t.clone();
+  float* p = r.mutable_data<float>();
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    p[i] = precision == "fp16" ? half_to_float(float_to_half(p[i])) : round_mantissa(p[i], precision == "tf32" ? 10 : 7);
+  }
+  return r;
+}
+
+bool is_precision_defect(const std::string& d) { return d == "tf32" || d == "fp16" || d == "bf16"; }
 
 class FaultyBackend : public Backend {
  public:
@@ -31,7 +57,8 @@ class FaultyBackend : public Backend {
     const std::string op = op_name_of(line);
     const Backend& ref = backend("ref");
     if (!applies(op, line, inputs)) return ref.run(line, inputs);
-    if (++calls_ != strike_) return ref.run(line, inputs);
+    // strike_ 0: every call it applies to (the precision defects, unless given a call number).
+    if (++calls_ != strike_ && strike_ != 0) return ref.run(line, inputs);
     return defective(line, inputs, ref);
   }
 
@@ -45,6 +72,7 @@ class FaultyBackend : public Backend {
     // The first box visited is always kept, so any box at all gives a box to drop.
     if (defect_ == "nms_drop") return op == "nms" && NmsParams::parse(line).n > 0;
     if (defect_ == "cat_offset") return op == "cat" && in.size() >= 2 && in[1].numel() > 0;
+    if (defect_ == "ktail" || is_precision_defect(defect_)) return op == "conv2d";
     return false;
   }
 
@@ -67,6 +95,25 @@ class FaultyBackend : public Backend {
       changed[2] = in[2].clone();
       changed[2].mutable_data<float>()[in[2].numel() / 2] += 0.05f;
       return ref.run(line, changed);
+    }
+    if (defect_ == "ktail") {
+      // The last term of every dot product (the last input channel's last tap) left out.
+      std::vector<Tensor> changed = in;
+      changed[1] = in[1].clone();
+      const Shape& w = in[1].shape();
+      const int64_t per_oc = w[1] * w[2] * w[3];
+      for (int64_t oc = 0; oc < w[0]; ++oc) changed[1].mutable_data<float>()[oc * per_oc + per_oc - 1] = 0;
+      return ref.run(line, changed);
+    }
+    if (is_precision_defect(defect_)) {
+      // Inputs and weights rounded, products and sums exact (the reference's float64): TF32
+      // tensor cores round the operands and accumulate in float32; float16 and bfloat16
+      // kernels also store their output at that precision.
+      std::vector<Tensor> changed = in;
+      changed[0] = rounded(in[0], defect_), changed[1] = rounded(in[1], defect_);
+      out = ref.run(line, changed);
+      if (defect_ != "tf32") out[0] = rounded(out[0], defect_);
+      return out;
     }
     out = ref.run(line, in);
     Tensor& y = out[0];
@@ -124,6 +171,9 @@ std::unique_ptr<Backend> make_faulty_backend(const std::string& name) {
   const size_t colon = rest.find(':');
   const std::string defect = rest.substr(0, colon);
   int64_t strike = 1;
+  bool known_precision = false;
+  for (const char* d : {"tf32", "fp16", "bf16"}) known_precision = known_precision || defect == d;
+  if (known_precision) strike = 0;
   if (colon != std::string::npos) {
     try {
       strike = std::stoll(rest.substr(colon + 1));

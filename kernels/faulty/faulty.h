@@ -12,6 +12,12 @@
 //                 tie order: compare must pass it)
 //   nms_drop      nms of 1+ boxes: the first kept box left out of the keep list
 //   cat_offset    cat of 2+ inputs: the second input written one element late
+//   ktail         conv2d: the last term of every dot product left out (the last tap of the last
+//                 input channel)
+//   tf32          conv2d: x and w rounded to TF32 (10 mantissa bits, round to nearest even), as
+//                 tensor cores do under torch.backends.cudnn.allow_tf32; products and sums exact
+//   fp16, bf16    conv2d: x, w and the output rounded to float16 / bfloat16
+// The precision defects (tf32, fp16, bf16) strike every conv2d call unless given a call number.
 #include <memory>
 #include <string>
 

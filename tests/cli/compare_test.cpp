@@ -15,7 +15,7 @@ class CompareCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
-    for (const char* b : {"ref", "aten", "faulty:bias:4"}) {
+    for (const char* b : {"ref", "aten", "faulty:bias:4", "faulty:tf32"}) {
       const auto r = run_parity({"run", "yolov5n", "--img", "192", "--backend", b, "--dump", dir_->file(std::string("d-") + b)});
       ASSERT_EQ(r.exit_code, 0) << r.err;
     }
@@ -75,11 +75,73 @@ TEST_F(CompareCli, DefectIsCaughtAndBisectedWithRerun) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   r = run_parity({"compare", dump("ref"), dump("faulty:bias:4"), "--layers", "^no-such-layer$"});
   EXPECT_EQ(r.exit_code, 4) << r.out;  // nothing checked
-  // With zero tolerance (conv2d keeps its reduction bound) a correct float32 SiLU parts ways
-  // with the float64 reference at the first activation.
+  // --atol/--rtol replace every float tolerance, conv2d's bound included: with zero tolerance
+  // a correct float32 conv parts ways with the float64 reference at the first layer.
   r = run_parity({"bisect", dump("ref"), dump("aten"), "--atol", "0", "--rtol", "0"});
   EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("origin: model.0.conv (layer 0, conv2d)", 0), 0u) << r.out;
+}
+
+// A tolerance file: patterns fully match a layer or op name, the last matching entry wins, and
+// a malformed entry is one line naming the field.
+TEST_F(CompareCli, ToleranceFileSemantics) {
+  auto tol_file = [&](const std::string& name, const std::string& json) {
+    test::write_bytes(dir_->file(name), json);
+    return dir_->file(name);
+  };
+  // "silu" fully matches the op: every SiLU exact, then the later model\.0\.act entry (also
+  // a full match) loosens the first one again; conv2d keeps its bound.
+  const std::string exact_silu = tol_file("silu.json", R"({"silu": {"atol": 0, "rtol": 0}})");
+  auto r = run_parity({"bisect", dump("ref"), dump("aten"), "--tol-file", exact_silu});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_EQ(r.out.rfind("origin: model.0.act (layer 1, silu)", 0), 0u) << r.out;
+  const std::string last_wins =
+      tol_file("last.json", R"({"silu": {"atol": 0, "rtol": 0}, "model\\.0\\.act": {"atol": 1e-5, "rtol": 1.3e-6}})");
+  r = run_parity({"bisect", dump("ref"), dump("aten"), "--tol-file", last_wins});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.out.find("origin: model.0.act "), std::string::npos) << r.out;
+  // A partial match ("act" inside "model.0.act") is no match.
+  r = run_parity({"compare", dump("ref"), dump("aten"), "--tol-file", tol_file("part.json", R"({"act": {"atol": 0, "rtol": 0}})")});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  for (const auto& [json, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"silu": {"atol": 0}})", "entry \"silu\": missing field \"rtol\""},
+           {R"({"silu": {"atol": 0, "rtol": "x"}})", "field \"rtol\" must be a number"},
+           {R"({"silu": {"atol": 0, "rtol": 0, "rtl": 1}})", "unknown field \"rtl\""},
+           {R"({"silu": {"atol": -1, "rtol": 0}})", "field \"atol\" must be finite and >= 0"},
+           {R"({"(": {"atol": 0, "rtol": 0}})", "bad regular expression"}}) {
+    r = run_parity({"compare", dump("ref"), dump("aten"), "--tol-file", tol_file("bad.json", json)});
+    EXPECT_EQ(r.exit_code, 3) << json << "\n" << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << json << "\n" << r.err;
+    EXPECT_NE(r.err.find("bad.json"), std::string::npos) << r.err;
+  }
+  r = run_parity({"compare", dump("ref"), dump("aten"), "--precision", "fp8"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--precision: unknown profile 'fp8'"), std::string::npos) << r.err;
+}
+
+// The precision profiles end to end: conv2d computed on TF32 inputs at every layer fails under
+// the default profile with the TF32 hint, and passes under --precision tf32.
+TEST_F(CompareCli, Tf32RunFailsUnderFp32AndPassesUnderTf32) {
+  auto r = run_parity({"bisect", dump("aten"), dump("faulty:tf32"), "--json", dir_->file("tf32.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("origin: model.0.conv (layer 0, conv2d)", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("consistent with TF32 inputs (torch.backends.cudnn.allow_tf32"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(test::read_text(dir_->file("tf32.json")));
+  int convs = 0;
+  for (const auto& l : j["layers"]) {
+    if (l["op"] != "conv2d") continue;
+    ++convs;
+    // Every conv is an origin with B defective, and B's own effective precision reads TF32's.
+    EXPECT_EQ(l["defective"], "B") << l["name"];
+    EXPECT_EQ(l["outputs"][0]["precision_of"], "B") << l["name"];
+    const double bits = l["effective_bits"].get<double>();
+    EXPECT_GE(bits, 9.5) << l["name"];
+    EXPECT_LE(bits, 11.5) << l["name"];
+  }
+  EXPECT_GT(convs, 50);
+  r = run_parity({"compare", dump("aten"), dump("faulty:tf32"), "--precision", "tf32"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("judge ref, precision tf32"), std::string::npos) << r.out;
 }
 
 // A tensor changed on disk behind its manifest's back is a corrupt dump, never "identical".

@@ -1,0 +1,105 @@
+#pragma once
+// Precision profiles and the layer-level statistical test (docs/DESIGN.md, "Precision").
+//
+// The element-wise bounds of compare/tolerance.h are worst cases: they never fail a correct
+// kernel, and so they also pass one that rounds conv inputs to TF32 on the layers with a long
+// reduction. This adds a second judgement per layer. Each sampled element's error e_i is
+// divided by the standard deviation σ_i that rounding at the profile's precision can give it
+// (the probabilistic rounding model: independent errors, each uniform within its rounding
+// interval), and the layer fails when the root mean square of e_i / σ_i exceeds a threshold.
+// For conv2d, with u = 2^-24, u_in the unit roundoff of the profile's conv inputs, u_out that of
+// its outputs, K the reduction length, S_i = Σ|x·w| + |b| and Q_i = sqrt(Σ (x·w)²):
+//   σ_i² = 2 · ( (2/3)·u_in²·Q_i²          inputs rounded to the profile (not for fp32)
+//              + (1/3)·u²·Q_i²              each product rounded to float32
+//              + (1/9)·u²·K·S_i²            float32 accumulation in any order: the worst case
+//                                           (terms of one sign summed one by one) of Σ s_j²·u²/3
+//              + (1/3)·u_out²·y_i² )        the output rounded
+// (2: both sides may round). A correct kernel has E[(e/σ)²] ≤ 1; inputs rounded to 10 bits give
+// e ≈ 0.82 · 2^-11 · Q, which is ≥ 14000 / K times the float32 σ: caught for K up to ~3500.
+//
+// Effective precision: the mantissa bits the observed error corresponds to, if it came from
+// rounding inputs (conv2d: e ≈ sqrt(2/3) · 2^-(p+1) · Q) or the result (other ops: e ≈ 2^-(p+1)
+// · |y| / sqrt(3)) to p bits, taken norm-wise over the samples (‖e‖ against ‖scale‖, so that
+// elements near zero do not dominate): ≈ 23 for float32, 10 for TF32 and float16, 7 for
+// bfloat16. Against the judge, or in replay, it is the kernel's own; A against B in compare it
+// also carries whatever difference the two sides' inputs already had.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compare/tensor_compare.h"
+
+namespace parity {
+
+enum class Precision { Fp32, Tf32, Fp16, Bf16 };
+
+struct PrecisionProfile {
+  Precision id;
+  const char* name;   // "fp32", as --precision spells it
+  int input_bits;     // explicit mantissa bits of conv inputs: 23, 10, 10, 7
+  int output_bits;    // of every op's output: 23 (fp32, tf32), 10, 7
+  double u_in() const;   // 2^-(input_bits + 1)
+  double u_out() const;  // 2^-(output_bits + 1)
+};
+
+const PrecisionProfile& precision_profile(Precision p);
+// "fp32" ...; throws parity::Error naming --precision for anything else.
+Precision parse_precision(const std::string& name);
+// The coarser of two (fp16 and tf32: fp16, whose outputs round too).
+Precision coarser(Precision a, Precision b);
+// The profile a dump of this float dtype was computed at, at least: float16 -> fp16, else fp32.
+Precision precision_of(DType dtype);
+
+// The statistical test's thresholds on rms(e/σ): over the whole sample, and over the samples of
+// any one output channel (a defect confined to one channel, a wrong bias, hides in the whole).
+// σ is already a worst case for the accumulation order, so a correct kernel measures well below
+// 1 (ACCURACY.md: the largest seen over YOLOv5 n..x in every summation order).
+constexpr double kRmsThreshold = 4;
+constexpr double kChannelRmsThreshold = 8;
+// Samples per output channel at least, and in all at least kSamples.
+constexpr int64_t kSamplesPerChannel = 8;
+
+// One sampled conv2d output element: both values and the scales of its dot product.
+struct ReductionSample {
+  double expected, actual;
+  double abs_sum;  // S_i = Σ|x·w| + |b|
+  double rss;      // Q_i = sqrt(Σ (x·w)²)
+  int64_t channel = 0;  // the output channel
+};
+
+struct PrecisionStats {
+  int64_t samples = 0;     // elements the figures come from
+  bool exact = true;       // every sampled error is 0
+  double bits = 0;         // effective mantissa bits (meaningless when exact)
+  bool tested = false;     // the statistical test applies (conv2d)
+  double rms_ratio = 0;    // rms(e_i / σ_i)
+  int64_t worst_channel = -1;  // the channel with the largest rms(e_i / σ_i) over its samples
+  double channel_ratio = 0;    // that rms
+  bool failed = false;     // rms_ratio > kRmsThreshold or channel_ratio > kChannelRmsThreshold
+  // "effective precision ≈ 10.2 bits (TF32 or float16 inputs); rms error 9.3× what fp32 allows"
+  std::string text() const;
+  // What the bits look like: "float32", "TF32 or float16", "bfloat16", or "".
+  std::string looks_like() const;
+  // The table cell: "exact", "22.9", "10.1" (one decimal), "" without figures.
+  std::string cell() const;
+};
+
+// The statistical test and effective bits of a reduction of length K.
+PrecisionStats reduction_stats(const std::vector<ReductionSample>& samples, int64_t K, const PrecisionProfile& profile);
+
+// Effective bits of an op whose error is relative to its result (every op but conv2d), from
+// up to kSamples elements spread over the tensors; no statistical test. Floats of one shape.
+PrecisionStats result_stats(const Tensor& expected, const Tensor& actual);
+
+constexpr int64_t kSamples = 1024;
+// Indices of up to `m` elements spread evenly over n (all of them when n <= m), the same for
+// every call with the same n.
+std::vector<int64_t> sample_indices(int64_t n, int64_t m = kSamples);
+
+// Why a conv2d layer failing the statistical test fails: the note the report shows.
+std::string precision_failure_note(const PrecisionStats& s, const PrecisionProfile& profile);
+// "effective precision ≈ 10.6 bits: consistent with TF32 inputs (torch.backends...)" when the
+// bits are well below the profile's and look like a known reduced precision; "" otherwise.
+std::string reduced_precision_hint(const PrecisionStats& s, const PrecisionProfile& profile);
+
+}  // namespace parity
