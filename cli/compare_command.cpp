@@ -165,10 +165,13 @@ Command add_compare_command(CLI::App& parent) {
   app->add_option("--csv", o->csv, "write one row per output tensor as CSV");
   app->add_flag("--all", o->all, "also one row per output of multi-output layers");
   app->footer(std::string(
-      "Rows: state (* marks an origin), max abs, mean abs, max rel, cosine, max ULP, % out of tolerance, worst\n"
+      "Rows: state (* marks an origin), max abs, mean abs, max rel, cosine, max ULP, bits, % out of tolerance, worst\n"
       "element (index, both values in the note), layer, note. Tolerances: float32 atol 1e-5 rtol 1.3e-6\n"
       "(torch.testing's), float64 1e-7/1e-7, float16 1e-5/1e-3; conv2d adds (K + 2) * 2^-24 * sum|x*w| per element;\n"
-      "integers exact. An output beyond tolerance is re-run by the judge on each side's own inputs: a side that\n"
+      "integers exact; --atol/--rtol and --tol-file replace them, conv2d's bound included. conv2d also gets a\n"
+      "statistical test on sampled elements against the rounding of the --precision profile (fp32 default, tf32,\n"
+      "fp16, bf16); the bits column is the effective mantissa precision of the error (conv2d: each side's own).\n"
+      "An output beyond tolerance is re-run by the judge on each side's own inputs: a side that\n"
       "does not match it is defective there (an origin); both matching means the difference is explained by the\n"
       "inputs (PASSED, or FAILED as propagated when an origin lies upstream). nms and argsort pass any valid answer\n"
       "(score ties, IoUs within 1e-5 of the threshold). Every tensor's hash is computed from its bytes.\n") +
