@@ -10,7 +10,11 @@
 #include "cases/case_file.h"
 #include "compare/tolerance.h"
 #include "core/error.h"
+#include "compare/judge.h"
 #include "conv_variants.h"
+#include "core/half.h"
+#include "kernels/backend.h"
+#include "runners/inputs.h"
 
 namespace parity::test {
 namespace {
@@ -128,6 +132,54 @@ TEST(Precision, ProfilesParseAndOrder) {
   // The bound widens by the input rounding of the profile, and only then.
   EXPECT_EQ(conv2d_bound_scale(100, precision_profile(Precision::Fp32)), 102 * 0x1p-24);
   EXPECT_GT(conv2d_bound_scale(100, precision_profile(Precision::Tf32)), 2 * 0x1p-11);
+}
+
+}  // namespace
+}  // namespace parity::test
+
+namespace parity::test {
+namespace {
+
+// A float16 side (its inputs and outputs stored as float16) against a float32 one: judged widened
+// under the fp16 profile, not failed as structural; a real defect on the float16 side still fails.
+TEST(Precision, Float16DumpAgainstFloat32IsJudgedUnderFp16) {
+  Case c;
+  c.name = "layer", c.line = "conv2d x=1x16x8x8 w=8x16x3x3 bias pad=1";
+  const std::vector<Tensor> in = seeded_inputs(c, 7);
+  auto to_half = [](const Tensor& t) {
+    Tensor h(DType::Float16, t.shape());
+    for (int64_t i = 0; i < t.numel(); ++i) h.mutable_data<Half>()[i] = float_to_half(t.data<float>()[i]);
+    return h;
+  };
+  std::vector<Tensor> in16;
+  for (const Tensor& t : in) in16.push_back(to_half(t));
+  std::vector<Tensor> in16_as32;  // what the float16 kernel computes on: exactly the float16 values
+  for (const Tensor& t : in16) {
+    Tensor f(DType::Float32, t.shape());
+    for (int64_t i = 0; i < t.numel(); ++i) f.mutable_data<float>()[i] = half_to_float(t.data<Half>()[i]);
+    in16_as32.push_back(f);
+  }
+  auto side = [&](const std::vector<Tensor>& inputs, Tensor out) {
+    LayerSide s;
+    s.line = c.line, s.roles = {"out0"}, s.outputs = {std::move(out)};
+    s.inputs = [inputs] { return inputs; };
+    return s;
+  };
+  const Tensor out32 = backend("ref").run(c.line, in)[0];
+  const Tensor out16 = to_half(backend("ref").run(c.line, in16_as32)[0]);
+  const LayerVerdict ok = judge_layer(c.name, side(in, out32), side(in16, out16), false, JudgeOptions{});
+  EXPECT_EQ(ok.precision, Precision::Fp16);
+  EXPECT_NE(ok.widened.find("A float32, B float16: compared in float64 under fp16"), std::string::npos) << ok.widened;
+  EXPECT_EQ(ok.state, State::Passed) << ok.reason;
+  EXPECT_FALSE(ok.structural);
+
+  std::vector<Tensor> bad_bias = in16_as32;
+  bad_bias[2] = bad_bias[2].clone();
+  bad_bias[2].mutable_data<float>()[3] += 0.05f;
+  const Tensor bad16 = to_half(backend("ref").run(c.line, bad_bias)[0]);
+  const LayerVerdict bad = judge_layer(c.name, side(in, out32), side(in16, bad16), false, JudgeOptions{});
+  EXPECT_EQ(bad.state, State::Failed) << bad.reason;
+  EXPECT_EQ(bad.defective(), Sides::B) << bad.reason;
 }
 
 }  // namespace
