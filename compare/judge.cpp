@@ -145,24 +145,11 @@ std::string judge_labels(std::string reason, const char* side) {
   return reason;
 }
 
-// Float16 widened to float32 (exactly), so the judge and the bounds read every input as the
-// call's float32; other tensors as they are.
-Tensor widened(const Tensor& t, DType to) {
-  if (t.dtype() == to || !is_floating(t.dtype())) return t;
-  Tensor out(to, t.shape());
-  visit_dtype(to, [&](auto out_tag) {
-    using O = decltype(out_tag);
-    if constexpr (std::is_same_v<O, float> || std::is_same_v<O, double>) {
-      O* o = out.mutable_data<O>();
-      for (int64_t i = 0; i < t.numel(); ++i) o[i] = O(element_as_double(t, i));
-    }
-  });
-  return out;
-}
-
+// Float16 inputs widened to float32 (exactly), so the judge and the bounds read every input as
+// the call's float32; other tensors as they are.
 std::vector<Tensor> float32_inputs(std::vector<Tensor> inputs) {
   for (Tensor& t : inputs) {
-    if (t.dtype() == DType::Float16) t = widened(t, DType::Float32);
+    if (t.dtype() == DType::Float16) t = float_values_as(t, DType::Float32);
   }
   return inputs;
 }
@@ -177,7 +164,7 @@ Comparable comparable(const Tensor& x, const Tensor& y) {
     return {x, y, x.dtype()};
   }
   const DType narrow = dtype_size(x.dtype()) < dtype_size(y.dtype()) ? x.dtype() : y.dtype();
-  return {widened(x, DType::Float64), widened(y, DType::Float64), narrow};
+  return {float_values_as(x, DType::Float64), float_values_as(y, DType::Float64), narrow};
 }
 
 class LayerJudge {
@@ -212,7 +199,6 @@ class LayerJudge {
   // --precision, made coarser by the outputs' dtypes: a float16 dump is judged as fp16.
   void choose_profile() {
     v_.precision = o_.precision;
-    std::string dtypes;
     for (const LayerSide* s : {&a_, &b_}) {
       for (const Tensor& t : s->outputs) {
         if (is_floating(t.dtype())) v_.precision = coarser(v_.precision, precision_of(t.dtype()));

@@ -61,15 +61,6 @@ std::string PrecisionStats::cell() const {
   return exact ? "exact" : fixed1(bits);
 }
 
-std::string PrecisionStats::text() const {
-  if (samples == 0) return "";
-  if (exact) return "no error in " + std::to_string(samples) + " sampled elements";
-  std::string s = "effective precision ≈ " + fixed1(bits) + " bits";
-  if (const std::string like = looks_like(); !like.empty()) s += " (" + like + ")";
-  if (tested) s += "; rms error " + fixed1(rms_ratio) + "× the rounding model's";
-  return s;
-}
-
 PrecisionStats reduction_stats(const std::vector<ReductionSample>& samples, int64_t K, const PrecisionProfile& profile) {
   PrecisionStats st;
   st.tested = true;

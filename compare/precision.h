@@ -76,8 +76,6 @@ struct PrecisionStats {
   int64_t worst_channel = -1;  // the channel with the largest rms(e_i / σ_i) over its samples
   double channel_ratio = 0;    // that rms
   bool failed = false;     // rms_ratio > kRmsThreshold or channel_ratio > kChannelRmsThreshold
-  // "effective precision ≈ 10.2 bits (TF32 or float16 inputs); rms error 9.3× what fp32 allows"
-  std::string text() const;
   // What the bits look like: "float32", "TF32 or float16", "bfloat16", or "".
   std::string looks_like() const;
   // The table cell: "exact", "22.9", "10.1" (one decimal), "" without figures.

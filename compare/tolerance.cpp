@@ -100,9 +100,10 @@ PrecisionStats conv2d_stats(const std::string& line, const std::vector<Tensor>& 
   const Shape o = p.output_shape();
   const int64_t N = o[0], OC = o[1], OHW = o[2] * o[3];
   const int64_t per_channel = std::max(kSamplesPerChannel, (kSamples + OC - 1) / OC);
+  const std::vector<int64_t> positions = sample_indices(N * OHW, per_channel);  // the same in every channel
   std::vector<ReductionSample> samples;
   for (int64_t oc = 0; oc < OC; ++oc) {
-    for (const int64_t q : sample_indices(N * OHW, per_channel)) {
+    for (const int64_t q : positions) {
       const int64_t i = ((q / OHW) * OC + oc) * OHW + q % OHW;
       const DotScales s = conv2d_scales(p, x, w, b, i);
       const double want = expected ? element_as_double(*expected, i) : s.exact;

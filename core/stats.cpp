@@ -124,4 +124,23 @@ double element_as_double(const Tensor& t, int64_t i) {
   return visit_dtype(t.dtype(), [&](auto tag) { return to_double(t.data<decltype(tag)>()[i]); });
 }
 
+Tensor float_values_as(const Tensor& t, DType to) {
+  if (t.dtype() == to) return t;
+  if (!is_floating(t.dtype()) || (to != DType::Float32 && to != DType::Float64)) {
+    throw Error("cannot convert " + std::string(dtype_name(t.dtype())) + " values to " + std::string(dtype_name(to)));
+  }
+  Tensor out(to, t.shape());
+  visit_dtype(t.dtype(), [&](auto tag) {
+    const auto* p = t.data<decltype(tag)>();
+    if (to == DType::Float32) {
+      float* o = out.mutable_data<float>();
+      for (int64_t i = 0; i < t.numel(); ++i) o[i] = float(to_double(p[i]));
+    } else {
+      double* o = out.mutable_data<double>();
+      for (int64_t i = 0; i < t.numel(); ++i) o[i] = to_double(p[i]);
+    }
+  });
+  return out;
+}
+
 }  // namespace parity

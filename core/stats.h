@@ -23,4 +23,8 @@ TensorStats compute_stats(const Tensor& t);
 // Element i as a double (exact for every dtype but int64 beyond 2^53).
 double element_as_double(const Tensor& t, int64_t i);
 
+// A floating tensor's values as float32 or float64 (`to`): exact when widening, one rounding
+// from float64 to float32. `t` itself when it already is `to`. Throws for other dtypes.
+Tensor float_values_as(const Tensor& t, DType to);
+
 }  // namespace parity

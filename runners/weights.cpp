@@ -20,25 +20,6 @@ namespace {
 // then keeps every activation's standard deviation between 0.5 and 1.
 constexpr int64_t kCalibrationImage = 320;
 
-// Copies a floating tensor to float32 (exact for float16; rounding float64 once).
-Tensor to_float32(const Tensor& t) {
-  if (t.dtype() == DType::Float32) return t;
-  Tensor out(DType::Float32, t.shape());
-  float* o = out.mutable_data<float>();
-  visit_dtype(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if constexpr (std::is_same_v<T, Half>) {
-        o[i] = half_to_float(p[i]);
-      } else {
-        o[i] = float(p[i]);
-      }
-    }
-  });
-  return out;
-}
-
 Weights checked(const Graph& g, std::map<std::string, Tensor> found, const std::string& source) {
   Weights w;
   for (const auto& [key, shape] : g.params) {
@@ -50,7 +31,7 @@ Weights checked(const Graph& g, std::map<std::string, Tensor> found, const std::
     if (it->second.shape() != shape) {
       throw Error("parameter " + key + " is " + it->second.shape().str() + ", the model needs " + shape.str()).file(source);
     }
-    w[key] = to_float32(it->second);
+    w[key] = float_values_as(it->second, DType::Float32);  // exact for float16; float64 rounds once
   }
   return w;
 }

@@ -171,9 +171,7 @@ std::unique_ptr<Backend> make_faulty_backend(const std::string& name) {
   const size_t colon = rest.find(':');
   const std::string defect = rest.substr(0, colon);
   int64_t strike = 1;
-  bool known_precision = false;
-  for (const char* d : {"tf32", "fp16", "bf16"}) known_precision = known_precision || defect == d;
-  if (known_precision) strike = 0;
+  if (is_precision_defect(defect)) strike = 0;
   if (colon != std::string::npos) {
     try {
       strike = std::stoll(rest.substr(colon + 1));

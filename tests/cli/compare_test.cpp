@@ -139,6 +139,10 @@ TEST_F(CompareCli, Tf32RunFailsUnderFp32AndPassesUnderTf32) {
     EXPECT_LE(bits, 11.5) << l["name"];
   }
   EXPECT_GT(convs, 50);
+  // Swapped, the same layer with A defective.
+  r = run_parity({"bisect", dump("faulty:tf32"), dump("aten")});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("origin: model.0.conv (layer 0, conv2d)\n  defective: A\n", 0), 0u) << r.out;
   r = run_parity({"compare", dump("aten"), dump("faulty:tf32"), "--precision", "tf32"});
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("judge ref, precision tf32"), std::string::npos) << r.out;
