@@ -1,0 +1,63 @@
+"""python -m parity_torch --help: how to dump a PyTorch model for parity."""
+import argparse
+import sys
+
+USAGE = """\
+Dump every layer of a PyTorch model in parity's dump format, then find where two runs part ways:
+
+    import parity_torch
+    with parity_torch.dump("dump_cpu", model):          # an empty or new folder
+        y = model(x)                                     # and any post-processing after it
+
+    parity compare dump_cpu dump_cuda                    # every layer judged
+    parity bisect dump_cpu dump_cuda                     # the first layer that diverged, and why
+
+What is recorded:
+  - leaf modules parity has a reference for (Conv2d, SiLU, Sigmoid, MaxPool2d, Upsample nearest):
+    one layer named by the module path (model.2.m.0.cv1.conv), parameters as inputs;
+  - every other tensor computation (torch.cat, +, F.silu, indexing, torch.nonzero, torchvision's
+    nms, and the functions inside other leaf modules: batch_norm, relu, linear ...), named
+    <enclosing module>.<op> (.1, .2 for later ones in one module call), or <module> alone when it is
+    the module's only one (YOLOv5's Concat is model.12, a Bottleneck's residual add model.2.m.0);
+  - views and copies (reshape, slicing, permute, .cpu()) are not layers: a consumer's input names
+    its producer and is marked derived when it is not that output as is.
+Calls parity has an op for get its canonical op line, and `parity compare` re-runs them on each
+side's own inputs (the local check); other calls get the op torch.<name> and are judged by values
+only, never locally checked.
+
+dump(out_dir, model, inputs=True, layers=None, calls=1, force=False, name=None, dtype=None)
+  inputs  record layer inputs (the local check and `parity bisect --rerun` need them)
+  layers  a regular expression: only the layers it matches are written
+  calls   the first N forward calls of `model`, or a list of call indices (calls=[7])
+  force   overwrite a non-empty folder
+  name    the model name in the manifest (default: the model's class name)
+  dtype   write floating tensors in this dtype (torch.float32 for a float64 run)
+The dump object may be entered once per batch: the manifest is written, last and atomically, when a
+block ends after the last selected call (or on .close()). An exception inside a block abandons the
+dump: no manifest, and parity refuses the folder. CUDA tensors are copied to the host after a
+device synchronisation; the manifest records the device name and the torch version.
+
+scope(name): calls inside `with parity_torch.scope("nms"):` are named nms.<op>.
+
+YOLOv5's val.py, three lines (README.md, "Compare your own PyTorch model"):
+    import parity_torch                                            # at the top
+    dumper = parity_torch.dump(f"dump_{device.type}", model, calls=1)   # before the batch loop
+    with dumper:                                                   # around model(im) and non_max_suppression
+"""
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m parity_torch", description=USAGE,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="store_true", help="print parity_torch's version")
+    args = parser.parse_args(argv)
+    if args.version:
+        from . import __version__
+        print(__version__)
+        return 0
+    parser.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
