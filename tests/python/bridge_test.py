@@ -1,0 +1,159 @@
+"""parity_torch end to end: dumps of real PyTorch models, judged by the built `parity`.
+
+Run by ctest (label python) as: /usr/bin/python3 tests/python/bridge_test.py <parity binary>.
+Exit 77 (ctest: skipped) when /usr/bin/python3 has no torch or torchvision.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, HERE)
+
+try:
+    import numpy as np
+    import torch
+    import torchvision
+except ImportError as e:
+    print(f"SKIPPED: {e} (install-deps installs python3-torch and python3-torchvision)")
+    sys.exit(77)
+
+import parity_torch  # noqa: E402
+
+PARITY = None
+torch.set_num_threads(2)
+
+
+def parity(*args):
+    r = subprocess.run([PARITY, *args], capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def compare_json(a, b, *flags):
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        code, out = parity("compare", a, b, "--json", f.name, *flags)
+        with open(f.name) as j:
+            return code, out, json.load(j)
+
+
+def origin_of(report):
+    return report["origin"]
+
+
+class ResNet18(unittest.TestCase):
+    """Two correct runs that differ by rounding in every layer (float32, and float64 cast back)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        torch.manual_seed(0)
+        cls.model = torchvision.models.resnet18().eval()  # random weights: nothing downloaded
+        cls.x = torch.randn(2, 3, 64, 64)
+        cls.fp32 = cls.dump("fp32", torch.float32)
+        cls.fp64 = cls.dump("fp64", torch.float64)
+
+    @classmethod
+    def dump(cls, name, dtype, hook=None):
+        path = os.path.join(cls.tmp.name, name)
+        model = cls.model.to(dtype)
+        handle = hook(model) if hook else None
+        try:
+            with torch.no_grad(), parity_torch.dump(path, model, dtype=torch.float32):
+                model(cls.x.to(dtype))
+        finally:
+            if handle:
+                handle.remove()
+            cls.model.float()
+        return path
+
+    def test_float64_against_float32_passes_and_differs_in_rounding(self):
+        code, out, report = compare_json(self.fp32, self.fp64)
+        self.assertEqual(code, 0, out)
+        layers = report["layers"]
+        self.assertGreater(len(layers), 60)
+        ops = {l["op"] for l in layers}
+        self.assertTrue({"conv2d", "add", "maxpool2d"} <= ops, ops)
+        self.assertIn("torch.nn.functional.batch_norm", ops)  # judged by values only
+        # The regime users live in: nearly every layer differs by rounding, none is bit-identical.
+        differing = [l for l in layers if not all(o["identical"] for o in l["outputs"])]
+        self.assertGreater(len(differing), len(layers) * 0.9, out)
+
+    def test_one_channel_bumped_after_a_conv_is_named_by_bisect(self):
+        def bump(model):
+            def hook(module, inputs, output):
+                output = output.clone()
+                output[:, 5] += 1e-3
+                return output
+            return model.layer2[0].conv2.register_forward_hook(hook)
+        bad = self.dump("bumped", torch.float64, bump)
+        for a, b, side in ((self.fp32, bad, "B"), (bad, self.fp32, "A")):
+            code, out = parity("bisect", a, b)
+            self.assertEqual(code, 1, out)
+            self.assertRegex(out, r"origin: layer2\.0\.conv2 \(layer \d+, conv2d\)", out)
+            self.assertIn(f"defective: {side}", out)
+            code, out, report = compare_json(a, b)
+            self.assertEqual(origin_of(report), "layer2.0.conv2", out)
+
+    def test_every_file_loads_in_numpy_and_the_manifest_names_them(self):
+        manifest = json.load(open(os.path.join(self.fp32, "manifest.json")))
+        files = {t["file"]: t for l in manifest["layers"] for t in l["inputs"] + l["outputs"]}
+        on_disk = {n for n in os.listdir(self.fp32) if n.endswith(".npy")}
+        self.assertEqual(set(files), on_disk)
+        for name, t in files.items():
+            a = np.load(os.path.join(self.fp32, name))
+            self.assertEqual(list(a.shape), t["shape"], name)
+            self.assertEqual(str(a.dtype), t["dtype"], name)
+        # Inputs point at their producers: every conv after the first reads a recorded output.
+        convs = [l for l in manifest["layers"] if l["op"] == "conv2d"][1:]
+        self.assertTrue(all(l["inputs"][0]["source"] for l in convs))
+
+    def test_an_exception_inside_the_block_leaves_no_manifest(self):
+        path = os.path.join(self.tmp.name, "interrupted")
+        with self.assertRaises(ZeroDivisionError):
+            with torch.no_grad(), parity_torch.dump(path, self.model):
+                self.model(self.x)
+                1 / 0
+        self.assertFalse(os.path.exists(os.path.join(path, "manifest.json")))
+        self.assertTrue(any(n.endswith(".npy") for n in os.listdir(path)))
+        code, out = parity("compare", self.fp32, path)
+        self.assertEqual(code, 3, out)
+        self.assertIn("incomplete dump", out)
+
+    def test_a_non_empty_folder_is_refused_without_force(self):
+        with self.assertRaisesRegex(ValueError, "not empty"):
+            parity_torch.dump(self.fp32, self.model)
+
+
+class ReadmeSection(unittest.TestCase):
+    """README.md's "Compare your own PyTorch model": its Python and shell blocks, as written."""
+
+    def test_readme_example_runs_as_written(self):
+        text = open(os.path.join(ROOT, "README.md")).read()
+        section = text.split("## Compare your own PyTorch model", 1)[1].split("\n## ", 1)[0]
+        python_blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+        shell_blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+        self.assertTrue(python_blocks and shell_blocks)
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), PATH=os.path.dirname(PARITY) + ":" + os.environ["PATH"])
+            script = os.path.join(tmp, "example.py")
+            open(script, "w").write(python_blocks[0])
+            r = subprocess.run(["/usr/bin/python3", script], cwd=tmp, env=env, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            for line in shell_blocks[0].splitlines():
+                line = line.split("#")[0].strip()
+                if not line:
+                    continue
+                r = subprocess.run(line, shell=True, cwd=tmp, env=env, capture_output=True, text=True)
+                expected = 1 if " bisect " in f" {line} " and "bumped" in line else 0
+                self.assertEqual(r.returncode, expected, line + "\n" + r.stdout + r.stderr)
+
+
+if __name__ == "__main__":
+    PARITY = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
