@@ -249,6 +249,8 @@ def torch_name(func):
     module = getattr(func, "__module__", None) or ""
     if qual.startswith("_TensorBase.") or qual.startswith("Tensor."):
         return "torch.Tensor." + name
+    if module.startswith("torchvision"):
+        return "torchvision.ops." + name
     if module.startswith("torch._ops."):
         return module[len("torch._ops."):] + "." + name
     if module.startswith("torch.nn.functional") or module.startswith("torch._C._nn"):

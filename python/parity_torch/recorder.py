@@ -11,6 +11,7 @@ Two sources of layers:
 Views (reshape, slicing, permute) and copies (clone, .cpu()) are not layers: their result keeps its
 producer, and a consumer's input that is not that producer's output as is gets `"derived": true`.
 """
+import functools
 import inspect
 import re
 import time
@@ -149,7 +150,7 @@ class Recorder:
         for m in self.paths:
             self.hooks.append(m.register_forward_pre_hook(self.pre_hook))
             self.hooks.append(m.register_forward_hook(self.post_hook))
-        self.originals = self._patch_torchvision()
+        self.patched = self._patch()
         self.mode = _Mode(self)
         self.mode.__enter__()
 
@@ -160,21 +161,43 @@ class Recorder:
         for h in self.hooks:
             h.remove()
         self.hooks = []
-        self._unpatch_torchvision()
+        self._unpatch()
         if failed:
             self.failed = True  # no manifest: the folder stays an incomplete dump
             return
         if self.call >= max(self.selected):
             self.finish()
 
-    def _patch_torchvision(self):
-        # torchvision.ops.nms calls torch.ops.torchvision.nms, which the mode sees as `torchvision.nms`
-        # (torch 1.13+): nothing to patch, but say so here so a future torch that routes it elsewhere
-        # is noticed by the tests (they check an nms layer is recorded).
-        return {}
+    def _patch(self):
+        """Entry points the TorchFunctionMode does not see on every torch version: indexing with a
+        single key (torch 1.13 dispatches `x[mask]` and `x[i]` around the mode) and torchvision's
+        nms (a torch.ops call). Each is wrapped so the call goes through on_function once; inside it the
+        mode sees the original call while busy and lets it pass."""
+        import sys
+        patched = []
+        def wrap(owner, attr, accepts):
+            original = getattr(owner, attr)
+            def call(*args, **kwargs):
+                if self.busy or not self.recording() or not accepts(args):
+                    return original(*args, **kwargs)
+                return self.on_function(original, args, kwargs)
+            functools.update_wrapper(call, original)
+            setattr(owner, attr, call)
+            patched.append((owner, attr, original))
+        wrap(torch.Tensor, "__getitem__", lambda args: True)
+        wrap(torch.Tensor, "__setitem__", lambda args: True)
+        tv = sys.modules.get("torchvision.ops")
+        if tv is not None:
+            boxes = sys.modules.get("torchvision.ops.boxes")
+            for owner in (tv, boxes) if boxes is not None else (tv,):
+                if getattr(owner, "nms", None) is not None:
+                    wrap(owner, "nms", lambda args: True)
+        return patched
 
-    def _unpatch_torchvision(self):
-        pass
+    def _unpatch(self):
+        for owner, attr, original in reversed(self.patched):
+            setattr(owner, attr, original)
+        self.patched = []
 
     # -- what is being recorded ------------------------------------------------------------------
     def recording(self):
