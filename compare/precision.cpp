@@ -138,6 +138,12 @@ std::string precision_failure_note(const PrecisionStats& s, const PrecisionProfi
 
 std::string reduced_precision_hint(const PrecisionStats& s, const PrecisionProfile& profile) {
   if (s.samples == 0 || s.exact || s.bits >= profile.input_bits - 3) return "";
+  // Rounding at a coarser precision spreads over every channel; errors that concentrate in one
+  // channel are a defect there (a bias, a dropped term), whatever bits the layer averages to.
+  if (s.tested && s.worst_channel >= 0 && s.channel_ratio > kConcentration * s.rms_ratio) {
+    return "errors concentrate in channel " + std::to_string(s.worst_channel) + " (" + fixed1(s.channel_ratio) + "× there, " +
+           fixed1(s.rms_ratio) + "× over the layer): not reduced precision";
+  }
   const std::string like = s.looks_like(), bits = "effective precision ≈ " + fixed1(s.bits) + " bits";
   if (like == "TF32 or float16") {
     return bits + ": consistent with TF32 inputs (torch.backends.cudnn.allow_tf32 / torch.backends.cuda.matmul.allow_tf32) or "

@@ -177,9 +177,7 @@ def known_function(name, args, kwargs):
             return conv2d(a(0, "input"), a(1, "weight"), a(2, "bias"), a(3, "stride", 1), a(4, "padding", 0), a(5, "dilation", 1),
                           a(6, "groups", 1))
         if name in ("silu", "sigmoid"):
-            if name == "silu" and a(1, "inplace", False):
-                return None
-            return _float_unary(name, a(0, "input"))
+            return _float_unary(name, a(0, "input"))  # in place too: the recorder keeps the input as it was
         if name in ("max_pool2d", "_max_pool2d"):
             return maxpool2d(a(0, "input"), a(1, "kernel_size"), a(2, "stride"), a(3, "padding", 0), a(4, "dilation", 1),
                              a(5, "ceil_mode", False), a(6, "return_indices", False))

@@ -231,9 +231,9 @@ class Recorder:
                     frame = _Frame(path)
                     frame.layer = self.new_layer(known.op, known.line, frame, known.op)
                     frame.layer.name = path
-                    frame.layer.started = time.perf_counter()
                     if self.record_inputs:
                         frame.layer.inputs = [self.input_entry(frame.layer, role, t) for role, t in known.inputs]
+                    frame.layer.started = time.perf_counter()
             finally:
                 self.busy -= 1
         if known is None:

@@ -79,6 +79,9 @@ TEST(Precision, ReducedPrecisionFailsFloat32AndPassesItsOwnProfileOnEveryYolov5s
       const SampledVerdict f32 = judge_sampled(l, v, precision_profile(Precision::Fp32));
       const double bits = variants[v] == Variant::Bf16 ? 7 : 10;
       EXPECT_NEAR(f32.stats.bits, bits + 0.5, 1.0) << describe(c, Data::Yolo, variants[v], Precision::Fp32, f32);
+      // Spread over every channel: the hint names the format, never a channel.
+      const std::string hint = reduced_precision_hint(f32.stats, precision_profile(Precision::Fp32));
+      EXPECT_NE(hint.find("consistent with"), std::string::npos) << hint << "; " << describe(c, Data::Yolo, variants[v], Precision::Fp32, f32);
     }
   }
 }
@@ -99,14 +102,20 @@ TEST(Precision, DefectsFailUnderEveryProfileOnEveryYolov5sConv) {
 TEST(Precision, ABiasErrorInOneChannelIsNamedByTheChannelTest) {
   // Layers where the whole-layer rms stays under its threshold: the channel's own rms names it.
   const std::vector<Variant> variants = {Variant::ChannelBias};
-  int named = 0;
+  int named = 0, concentrated = 0;
   for (const Case& c : convs_of("yolov5s")) {
     const ConvShape s = parse_conv_shape(c.line);
     const SampledVerdict r = judge_sampled(sample_layer(s, Data::Yolo, variants), 0, precision_profile(Precision::Bf16));
     EXPECT_EQ(r.stats.worst_channel, s.OC / 2) << describe(c, Data::Yolo, Variant::ChannelBias, Precision::Bf16, r);
     named += r.stats.rms_ratio <= kRmsThreshold && r.stats.channel_ratio > kChannelRmsThreshold;
+    // Whatever bits the layer averages to, a one-channel error is never taken for reduced precision.
+    const SampledVerdict f32 = judge_sampled(sample_layer(s, Data::Yolo, variants), 0, precision_profile(Precision::Fp32));
+    const std::string hint = reduced_precision_hint(f32.stats, precision_profile(Precision::Fp32));
+    EXPECT_EQ(hint.find("consistent with"), std::string::npos) << hint;
+    concentrated += hint.find("concentrate in channel " + std::to_string(s.OC / 2)) != std::string::npos;
   }
   EXPECT_GT(named, 0) << "no layer needed the channel test: it is untested here";
+  EXPECT_GT(concentrated, 0) << "no layer's hint named the channel: the concentration rule is untested here";
 }
 
 TEST(Precision, EffectiveBitsOfCorrectFloat32) {
