@@ -133,6 +133,81 @@ class ResNet18(unittest.TestCase):
             parity_torch.dump(self.fp32, self.model)
 
 
+class Tiny(torch.nn.Module):
+    """A C3-like block: a conv, an in-forward cat and residual add, an in-place ReLU after it."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(4, 4, 3, padding=1)
+        self.b = torch.nn.Conv2d(4, 4, 1)
+        self.act = torch.nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        y = self.a(x)
+        z = x + self.b(y)
+        return self.act(torch.cat((y, z), 1))
+
+
+class Recording(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        torch.manual_seed(1)
+        self.model = Tiny().eval()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def manifest(self, path):
+        with open(os.path.join(path, "manifest.json")) as f:
+            return json.load(f)
+
+    def test_names_sources_and_in_place_inputs(self):
+        path = os.path.join(self.tmp.name, "d")
+        x = torch.randn(1, 4, 5, 5)
+        with torch.no_grad(), parity_torch.dump(path, self.model):
+            out = self.model(x)
+            with parity_torch.scope("post"):
+                rows = out[0].flatten(1).t()  # views: not layers
+                keep = rows[rows[:, 0] > 0]
+        layers = {l["name"]: l for l in self.manifest(path)["layers"]}
+        self.assertEqual(list(layers), ["a", "b", "add", "cat", "act", "post.threshold", "post.index"])
+        self.assertEqual(layers["add"]["params"], "add x=1x4x5x5")
+        self.assertEqual([t["source"] for t in layers["add"]["inputs"]], [None, "b:out0"])
+        self.assertEqual([t["source"] for t in layers["cat"]["inputs"]], ["a:out0", "add:out0"])
+        # The in-place ReLU's input is the cat's output as it was before the ReLU overwrote it.
+        relu_in = np.load(os.path.join(path, layers["act"]["inputs"][0]["file"]))
+        cat_out = np.load(os.path.join(path, layers["cat"]["outputs"][0]["file"]))
+        np.testing.assert_array_equal(relu_in, cat_out)
+        self.assertLess(relu_in.min(), 0)
+        np.testing.assert_array_equal(np.load(os.path.join(path, layers["act"]["outputs"][0]["file"])), out.numpy())
+        self.assertEqual(layers["post.index"]["params"], "index x=25x8 mask=25")
+        rows_in = layers["post.index"]["inputs"][0]
+        self.assertEqual((rows_in["source"], rows_in.get("derived")), ("act:out0", True))  # a view of it, written as it is
+        np.testing.assert_array_equal(np.load(os.path.join(path, layers["post.index"]["outputs"][0]["file"])), keep.numpy())
+
+    def test_calls_select_a_batch_and_the_dump_waits_for_it(self):
+        path = os.path.join(self.tmp.name, "d")
+        dumper = parity_torch.dump(path, self.model, calls=[2], inputs=False, layers="^(a|cat)$")
+        xs = [torch.randn(1, 4, 5, 5) for _ in range(4)]
+        for i, x in enumerate(xs):
+            with torch.no_grad(), dumper:
+                self.model(x)
+            self.assertEqual(dumper.complete, i >= 2)
+        layers = self.manifest(path)["layers"]
+        self.assertEqual([l["name"] for l in layers], ["a", "cat"])
+        self.assertTrue(all(not l["inputs"] for l in layers))
+        with torch.no_grad():
+            expected = self.model.a(xs[2]).numpy()
+        np.testing.assert_array_equal(np.load(os.path.join(path, layers[0]["outputs"][0]["file"])), expected)
+        self.assertEqual(sorted(os.listdir(path)), sorted([l["outputs"][0]["file"] for l in layers] + ["manifest.json"]))
+
+    def test_help(self):
+        r = subprocess.run(["/usr/bin/python3", "-m", "parity_torch", "--help"], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("parity compare dump_cpu dump_cuda", r.stdout)
+
+
 class ReadmeSection(unittest.TestCase):
     """README.md's "Compare your own PyTorch model": its Python and shell blocks, as written."""
 
