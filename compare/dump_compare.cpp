@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -40,12 +41,18 @@ LayerSide layer_side(const Dump& d, const DumpLayer& l) {
 
 namespace {
 
-std::string canonical_or_raw(const std::string& line) {
-  try {
-    return canonical_line(line);
-  } catch (const Error&) {
-    return line;  // an op the registry does not know: its line compares as written
-  }
+// A known op's canonical line; for an op parity does not know, its words with the fields sorted,
+// one space apart: another tool may write the same call's fields in any order and spacing.
+std::string canonical_call(const std::string& line) {
+  if (is_known_op(op_name_of(line))) return canonical_line(line);
+  std::istringstream in(line);
+  std::string op, word;
+  in >> op;
+  std::vector<std::string> fields;
+  while (in >> word) fields.push_back(word);
+  std::sort(fields.begin(), fields.end());
+  for (const std::string& f : fields) op += " " + f;
+  return op;
 }
 
 // key -> value of a line's fields (flags map to ""; the op to the key "").
@@ -253,7 +260,7 @@ class Comparer {
     int64_t up = upstream(0, ia);
     const int64_t up_b = upstream(1, ib);
     if (up_b >= 0 && (up < 0 || up_b < up)) up = up_b;
-    const std::string ca = canonical_or_raw(la.params), cb = canonical_or_raw(lb.params);
+    const std::string ca = canonical_call(la.params), cb = canonical_call(lb.params);
     if (ca != cb) r.params_b = lb.params;
     origin_id_ = -1;
     if (!same_call(la, lb, ca, cb) || la.inputs.size() != lb.inputs.size()) {

@@ -1,7 +1,9 @@
 #pragma once
 // Reading a dump (runners/dump.h): manifest.json and the .npy files it lists. A folder without
-// a manifest is an incomplete dump and is refused; so is a manifest naming a missing file.
+// a manifest is an incomplete dump and is refused; so is a manifest naming a missing file. The
+// manifest's fields, their defaults and the checks made on reading: docs/MANIFEST.md.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -9,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/npy.h"
 #include "core/tensor.h"
 
 namespace parity {
@@ -59,7 +62,8 @@ struct Dump {
 
 // Throws parity::Error naming the folder or file: no manifest (incomplete dump), malformed
 // manifest, unknown format or version, a listed file missing, truncated, or not holding the
-// dtype and shape the manifest gives (only headers are read here; data is read by load).
+// dtype and shape the manifest gives (only headers are read here; data is read by load). A
+// tensor without "dtype" or "shape" takes them from its file's header.
 Dump read_dump(const std::string& dir);
 
 // A plain name of a file or folder inside another: not empty, no '/', no NUL, not starting with
@@ -67,8 +71,14 @@ Dump read_dump(const std::string& dir);
 // swap journal names its packs so.
 bool is_plain_name(std::string_view name);
 
-// The manifest's content alone (no file is opened): `manifest` names it in errors and its folder
-// becomes Dump::dir. File names must be plain names inside the dump folder.
-Dump parse_manifest(std::string_view text, const std::string& manifest);
+// The header of a tensor file the manifest lists, by its name in the dump folder.
+using TensorHeaders = std::function<NpyHeaderInfo(const std::string& file)>;
+
+// The manifest's content (compare/manifest.cpp): `manifest` names it in errors and its folder
+// becomes Dump::dir. File names must be plain names inside the dump folder. Each listed dtype
+// and shape is checked against `headers`, and one not listed is taken from it; without
+// `headers` no file is opened and a tensor must list both. Every error is one line naming the
+// layer (its position in "layers", and its name) and the field.
+Dump parse_manifest(std::string_view text, const std::string& manifest, const TensorHeaders& headers = nullptr);
 
 }  // namespace parity

@@ -120,6 +120,13 @@ std::vector<std::string> op_names() {
   return names;
 }
 
+bool is_known_op(std::string_view op) {
+  for (const OpEntry& e : op_table()) {
+    if (e.name == op) return true;
+  }
+  return false;
+}
+
 std::string op_name_of(std::string_view line) {
   std::istringstream in{std::string(line)};
   std::string op;

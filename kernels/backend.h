@@ -65,6 +65,7 @@ std::vector<std::string> backend_names();
 
 // What the registry knows about each op regardless of backend.
 std::vector<std::string> op_names();
+bool is_known_op(std::string_view op);  // one of op_names()
 std::string op_name_of(std::string_view line);  // the first word
 std::string canonical_line(std::string_view line);
 std::vector<TensorSpec> op_inputs(std::string_view line);

@@ -7,7 +7,8 @@
 // "layers": [{"index", "name", "op", "params" (the op's canonical line), "time_ms",
 // "inputs": [tensor], "outputs": [tensor]}]}; tensor = {"role", "file", "dtype", "shape",
 // "source" (the layer output it came from, or null), "hash" ("xxh64:<16 hex>", core/hash.h),
-// and on an input whose content is not its source output as is, "derived": true}.
+// and on an input whose content is not its source output as is, "derived": true}. Every field,
+// with what a hand-written manifest may leave out: docs/MANIFEST.md.
 #include <cstdint>
 #include <map>
 #include <optional>
