@@ -128,7 +128,9 @@ int bisect(const Options& o) {
   } else {
     const LayerReport& origin = r.layers[size_t(r.origin)];
     fmt::print("origin: {} (layer {}, {})\n  defective: {}\n  {}\n  call: {}\n", origin.name, origin.index, origin.op,
-               origin.defective == Sides::None ? "neither kernel: the data the two runs were given" : sides_name(origin.defective),
+               origin.defective != Sides::None ? sides_name(origin.defective)
+               : origin.rewired                ? "neither kernel: the two runs feed this layer from different layers (the model code)"
+                                               : "neither kernel: the data the two runs were given",
                origin.reason, origin.params);
     std::vector<std::string> propagated;
     for (const LayerReport& l : r.layers) {

@@ -107,13 +107,18 @@ class Comparer {
  public:
   Comparer(const Dump& a, const Dump& b, const CompareOptions& o)
       : a_(a), b_(b), o_(o), up_{std::vector<int64_t>(a.layers.size(), -1), std::vector<int64_t>(b.layers.size(), -1)},
-        differs_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)} {}
+        differs_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)},
+        b_of_a_(a.layers.size(), -1), a_of_b_(b.layers.size(), -1) {}
 
   CompareResult run() {
     CompareResult res;
     res.provenance = provenance();
     std::map<std::pair<std::string, int64_t>, int64_t> in_b;
     for (size_t i = 0; i < b_.layers.size(); ++i) in_b[{b_.layers[i].name, b_.layers[i].occurrence}] = int64_t(i);
+    for (size_t i = 0; i < a_.layers.size(); ++i) {
+      const auto it = in_b.find({a_.layers[i].name, a_.layers[i].occurrence});
+      if (it != in_b.end()) b_of_a_[i] = it->second, a_of_b_[size_t(it->second)] = int64_t(i);
+    }
     std::vector<char> b_done(b_.layers.size(), 0);
     int64_t next_b = 0;  // B layers before this one are emitted (paired or alone)
     auto emit_b_only_until = [&](int64_t end) {
@@ -245,6 +250,23 @@ class Comparer {
     return "";
   }
 
+  // An input read from another layer on one side than on the other (a cat fed in swapped order,
+  // a residual taken from the wrong block): both producers are in both dumps, paired, and differ.
+  // Each side may then match the judge on its own inputs, so only the wiring shows the defect.
+  std::string rewired_input(const DumpLayer& la, const DumpLayer& lb) const {
+    for (size_t k = 0; k < la.inputs.size() && k < lb.inputs.size(); ++k) {
+      const DumpTensorInfo &ta = la.inputs[k], &tb = lb.inputs[k];
+      if (ta.source_layer < 0 || tb.source_layer < 0) continue;
+      const int64_t pa = b_of_a_[size_t(ta.source_layer)];
+      if (pa < 0 || a_of_b_[size_t(tb.source_layer)] < 0) continue;  // a producer the other dump lacks: no telling
+      const auto role = [](const std::string& source) { return source.substr(source.rfind(':') + 1); };
+      if (pa != tb.source_layer || role(ta.source) != role(tb.source)) {
+        return "input " + ta.role + " comes from another layer: A reads " + ta.source + ", B reads " + tb.source;
+      }
+    }
+    return "";
+  }
+
   bool same_input_bytes(const DumpLayer& la, const DumpLayer& lb) const {
     if (la.inputs.empty() || la.inputs.size() != lb.inputs.size()) return false;
     for (size_t k = 0; k < la.inputs.size(); ++k) {
@@ -278,9 +300,15 @@ class Comparer {
     r.verdict = judge_layer(la.name, layer_side(a_, la), layer_side(b_, lb), same_input_bytes(la, lb), o_.judge);
     const LayerVerdict& v = r.verdict;
     r.reason = v.reason;
+    const std::string rewired = v.differs && up < 0 ? rewired_input(la, lb) : "";
     if (!input_finding.empty()) {
       make_origin(r);
       r.reason = input_finding + (v.reason.empty() ? "" : "; " + v.reason);
+    } else if (!rewired.empty()) {
+      make_origin(r);
+      r.structural = r.rewired = true;
+      r.defective = v.defective();
+      r.reason = rewired + (v.reason.empty() ? "" : "; " + v.reason);
     } else if (v.state == State::Failed) {
       make_origin(r);
       r.defective = v.defective();
@@ -322,6 +350,7 @@ class Comparer {
   // whether its outputs differ between A and B.
   std::vector<int64_t> up_[2];
   std::vector<char> differs_[2];
+  std::vector<int64_t> b_of_a_, a_of_b_;  // the paired layer on the other side, or -1
   std::vector<std::string> origin_names_;
   int64_t first_origin_index_ = -1;
   int64_t origin_id_ = -1;  // the origin the layer being judged became, or -1

@@ -40,6 +40,7 @@ struct LayerReport {
   State state = State::Passed;
   bool structural = false, explained = false, origin = false;
   Sides defective = Sides::None;  // origins: the side(s) not matching the judge on their own inputs
+  bool rewired = false;           // origins: an input comes from another layer on one side (the model code)
   std::string reason;             // one line
   std::string propagated_from;    // the origin upstream of a failing, explained layer
   LayerVerdict verdict;           // outputs A against B and the local checks

@@ -201,6 +201,31 @@ class Recording(unittest.TestCase):
         np.testing.assert_array_equal(np.load(os.path.join(path, layers[0]["outputs"][0]["file"])), expected)
         self.assertEqual(sorted(os.listdir(path)), sorted([l["outputs"][0]["file"] for l in layers] + ["manifest.json"]))
 
+    def test_a_cat_fed_in_swapped_order_is_named_by_bisect(self):
+        # Each side's cat is right for its own inputs: only the wiring tells the defect.
+        x = torch.randn(1, 4, 5, 5)
+        paths = []
+        for swapped in (False, True):
+            path = os.path.join(self.tmp.name, f"swapped{swapped}")
+            model = Tiny().eval()
+            model.load_state_dict(self.model.state_dict())
+            if swapped:
+                def forward(x, m=model):
+                    y = m.a(x)
+                    z = x + m.b(y)
+                    return m.act(torch.cat((z, y), 1))
+                model.forward = forward
+            with torch.no_grad(), parity_torch.dump(path, model):
+                model(x)
+            paths.append(path)
+        for a, b in (paths, paths[::-1]):
+            code, out = parity("bisect", a, b)
+            self.assertEqual(code, 2, out)
+            self.assertIn("origin: cat", out)
+            self.assertIn("input x0 comes from another layer", out)
+            self.assertIn("feed this layer from different layers", out)
+            self.assertNotIn("missing in", out)  # the same layers ran on both sides
+
     def test_help(self):
         r = subprocess.run(["/usr/bin/python3", "-m", "parity_torch", "--help"], capture_output=True, text=True,
                            env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
