@@ -177,13 +177,14 @@ class Recorder:
         patched = []
         def wrap(owner, attr, accepts):
             original = getattr(owner, attr)
+            own = attr in vars(owner)  # inherited (Tensor.__getitem__ is TensorBase's): restore by deleting
             def call(*args, **kwargs):
                 if self.busy or not self.recording() or not accepts(args):
                     return original(*args, **kwargs)
                 return self.on_function(original, args, kwargs)
             functools.update_wrapper(call, original)
             setattr(owner, attr, call)
-            patched.append((owner, attr, original))
+            patched.append((owner, attr, original if own else None))
         wrap(torch.Tensor, "__getitem__", lambda args: True)
         wrap(torch.Tensor, "__setitem__", lambda args: True)
         tv = sys.modules.get("torchvision.ops")
@@ -196,7 +197,10 @@ class Recorder:
 
     def _unpatch(self):
         for owner, attr, original in reversed(self.patched):
-            setattr(owner, attr, original)
+            if original is None:
+                delattr(owner, attr)
+            else:
+                setattr(owner, attr, original)
         self.patched = []
 
     # -- what is being recorded ------------------------------------------------------------------
