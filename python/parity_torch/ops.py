@@ -225,8 +225,8 @@ def known_module(module, args):
 SAME_VALUES = {"clone", "detach", "cpu", "cuda", "to", "contiguous", "type_as", "requires_grad_", "detach_"}
 
 # Calls that are never layers: metadata, conversions to Python values, and parity_torch's own reads.
-NOT_LAYERS = {"__get__", "__set__", "size", "dim", "numel", "stride", "is_contiguous", "item", "tolist", "numpy", "__len__",
-              "__bool__", "__format__", "__repr__", "__iter__", "__array__", "data_ptr", "element_size", "_is_view",
+NOT_LAYERS = {"__set__", "size", "dim", "numel", "stride", "is_contiguous", "item", "tolist", "numpy", "__len__",
+              "__bool__", "__format__", "__repr__", "__array__", "data_ptr", "element_size", "_is_view",
               "storage", "untyped_storage", "is_floating_point", "is_complex", "get_device", "__hash__",
               "_cuda_version", "__reduce_ex__", "__deepcopy__", "__contains__", "__index__", "__int__", "__float__"}
 

@@ -93,8 +93,8 @@ class _Prov:
 class _Frame:
     """One module call in progress: its path, and the function layers named inside it."""
 
-    def __init__(self, path, layer=None):
-        self.path, self.layer, self.named, self.counts = path, layer, [], {}
+    def __init__(self, path, layer=None, module=None):
+        self.path, self.layer, self.module, self.named, self.counts = path, layer, module, [], {}
 
 
 class _Layer:
@@ -133,6 +133,7 @@ class Recorder:
         self.leaves = {m for m in self.paths if next(m.children(), None) is None}
         self.layers, self.prov, self.param_files = [], {}, {}
         self.stack, self.root = [], _Frame("")
+        self.path_calls = {}  # module path -> its calls so far in this forward
         self.call = -1  # forward calls of `model` so far, minus one
         self.busy = 0   # > 0 inside parity_torch's own code and inside recorded leaf modules
         self.devices = set()
@@ -221,10 +222,16 @@ class Recorder:
 
     # -- module hooks ----------------------------------------------------------------------------
     def pre_hook(self, module, args):
-        if module is self.model and not self.stack:
+        if module is self.model and all(f.module is not module for f in self.stack):  # not a recursive call
             self.call += 1
             self.root = _Frame("")
-        path = self.paths[module]
+            self.path_calls = {}
+        path = self.path_of(module)
+        # A module called again in one forward (SPPF's pool, three times) is `<path>:1`, `<path>:2`,
+        # as parity names the later calls of one module.
+        again = self.path_calls.get(path, 0)
+        self.path_calls[path] = again + 1
+        path = path if again == 0 else f"{path}:{again}"
         known = None
         if not self.busy and self.recording() and module in self.leaves:
             self.busy += 1
@@ -232,7 +239,7 @@ class Recorder:
                 ops.WRITTEN_FLOAT = self.cast
                 known = ops.known_module(module, args)
                 if known is not None:
-                    frame = _Frame(path)
+                    frame = _Frame(path, module=module)
                     frame.layer = self.new_layer(known.op, known.line, frame, known.op)
                     frame.layer.name = path
                     if self.record_inputs:
@@ -241,7 +248,7 @@ class Recorder:
             finally:
                 self.busy -= 1
         if known is None:
-            self.stack.append(_Frame(path))  # its functions are recorded, named within it
+            self.stack.append(_Frame(path, module=module))  # its functions are recorded, named within it
             return
         self.stack.append(frame)
         self.busy += 1  # nothing inside a recorded leaf is a layer of its own
@@ -250,7 +257,7 @@ class Recorder:
         if not self.stack:
             return None
         frame = self.stack.pop()
-        while frame.path != self.paths[module] and self.stack:
+        while frame.module is not module and self.stack:
             frame = self.stack.pop()  # a child that raised and was caught: its hooks never closed
         if frame.layer is not None:
             layer = frame.layer
@@ -259,26 +266,50 @@ class Recorder:
                 self.record_outputs(layer, _tensors_in(output))  # busy still counts this leaf
             finally:
                 self.busy -= 1
-        self.name_function_layers(frame)
+        self.name_function_layers(frame, _tensors_in(output))
         return None
 
-    def name_function_layers(self, frame):
+    def path_of(self, module):
+        """The module's path in this call: under the calling module's attribute that holds it. A
+        module held by many parents (YOLOv5's one SiLU for every Conv, which named_modules lists
+        once, as model.0.act) is then named where it runs: model.2.cv1.act."""
+        parent = self.stack[-1] if self.stack else None
+        if parent is not None and parent.module is not None:
+            for name, child in parent.module._modules.items():
+                if child is module:
+                    return f"{parent.path}.{name}" if parent.path else name
+        return self.paths[module]
+
+    def name_function_layers(self, frame, returned=()):
+        """`<module>.<op>` (`.1`, `.2` for later ones in the call), except the layer whose output the
+        module returns: it is the module's own output and takes the module's path, as parity names
+        YOLOv5's Concat (model.12), a Bottleneck's add (model.2.m.0) and Detect's cat (model.24),
+        while a C3's inner cat stays model.2.cat."""
+        own = None
+        if frame.path and frame.module is not None:
+            for t in returned:
+                p = self.provenance(t)
+                if p is not None and any(p.layer is l for l in frame.named):
+                    own = p.layer
+                    break
         for layer in frame.named:
-            if len(frame.named) == 1 and frame.path:
+            if layer is own:
                 layer.name = frame.path
-            else:
-                base = f"{frame.path}.{layer.short}" if frame.path else layer.short
-                layer.name = base if layer.occurrence == 0 else f"{base}.{layer.occurrence}"
+                continue
+            base = f"{frame.path}.{layer.short}" if frame.path else layer.short
+            layer.name = base if layer.occurrence == 0 else f"{base}.{layer.occurrence}"
 
     # -- function mode ---------------------------------------------------------------------------
     def on_function(self, func, args, kwargs):
         name = getattr(func, "__name__", "")
-        if not self.recording() or name in ops.NOT_LAYERS:
+        if not self.recording():
+            return func(*args, **kwargs)
+        if name in ("__get__", "__iter__"):
+            return self.attribute_or_rows(func, name, args, kwargs)
+        if name in ops.NOT_LAYERS:
             return func(*args, **kwargs)
         ops.WRITTEN_FLOAT = self.cast
         tensors, others = _arguments(args, kwargs)
-        if not tensors:
-            return func(*args, **kwargs)  # a factory (zeros, arange): its result is data no layer made
         in_place = _in_place(func, name, args, kwargs)
         target = args[0] if in_place and args and torch.is_tensor(args[0]) else None
         before = None
@@ -300,12 +331,29 @@ class Recorder:
             return result
         self.busy += 1
         try:
-            if target is None and self.pass_through(name, tensors, outputs):
+            # A factory (zeros, arange, rand) is a layer without inputs, so that what it makes has a
+            # producer: an input without one is data the run was given, compared bit for bit.
+            if target is None and tensors and self.pass_through(name, tensors, outputs):
                 return result
             self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed)
         finally:
             self.busy -= 1
         return result
+
+    def attribute_or_rows(self, func, name, args, kwargs):
+        """x.T, x.mT, x.data (a tensor attribute) and `for row in x` / `i, j = x.T` (rows): views
+        of x that keep its producer."""
+        self.busy += 1
+        try:
+            result = func(*args, **kwargs)
+            items = list(result) if name == "__iter__" else [result]
+            outputs = [t for t in items if torch.is_tensor(t)]
+            tensors, _ = _arguments(args, kwargs)
+            if outputs and tensors:
+                self.pass_through(name, tensors, outputs)
+        finally:
+            self.busy -= 1
+        return iter(items) if name == "__iter__" else result
 
     def pass_through(self, name, tensors, outputs):
         """Views and copies are not layers: their results keep their producer (derived when reshaped)."""

@@ -233,6 +233,84 @@ class Recording(unittest.TestCase):
         self.assertIn("parity compare dump_cpu dump_cuda", r.stdout)
 
 
+class Yolov5Style(unittest.TestCase):
+    """tests/python/yolov5_style.py's yolov5n (C3 with in-forward cat and residual adds, SPPF, Detect
+    decoding in forward, val.py's post-processing with torchvision's nms), with YOLOv5's one SiLU
+    shared by every Conv, against parity's own run of the same weights and image."""
+
+    @classmethod
+    def setUpClass(cls):
+        import yolov5_style
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.yolo = yolov5_style
+        cls.model, cls.x = yolov5_style.calibrated_yolov5n(shared_act=True)
+        weights, image = os.path.join(cls.tmp.name, "w"), os.path.join(cls.tmp.name, "x.npy")
+        yolov5_style.export_weights(cls.model, weights)
+        np.save(image, cls.x.numpy())
+        cls.parity_dump = os.path.join(cls.tmp.name, "parity")
+        code, out = parity("run", "yolov5n", "--img", "64", "--weights", weights, "--input", image, "--dump", cls.parity_dump)
+        assert code == 0, out
+        cls.torch_dump = cls.dump("torch", cls.model)
+
+    @classmethod
+    def dump(cls, name, model):
+        path = os.path.join(cls.tmp.name, name)
+        with torch.no_grad(), parity_torch.dump(path, model, name="yolov5n"):
+            pred = model(cls.x)[0]  # (predictions, raw head outputs) as YOLOv5 returns
+            with parity_torch.scope("nms"):
+                cls.yolo.non_max_suppression(pred)
+        return path
+
+    def layers(self, path):
+        with open(os.path.join(path, "manifest.json")) as f:
+            return json.load(f)["layers"]
+
+    def test_against_parity_s_own_run_where_the_layers_match(self):
+        torch_layers = self.layers(self.torch_dump)
+        names = [l["name"] for l in torch_layers]
+        # The shared SiLU is named where it runs, as parity names it.
+        self.assertIn("model.2.m.0.cv1.act", names)
+        self.assertIn("model.12", names)        # Concat: its one cat
+        self.assertIn("model.2.m.0", names)     # Bottleneck: its residual add
+        self.assertIn("model.2.cat", names)     # C3's in-forward cat
+        ops = {l["op"] for l in torch_layers}
+        self.assertTrue({"conv2d", "silu", "cat", "add", "maxpool2d", "upsample_nearest2d", "nms", "index", "argsort"} <= ops, ops)
+        common = sorted(set(names) & {l["name"] for l in self.layers(self.parity_dump)})
+        self.assertGreater(len(common), 140)
+        only = "^(" + "|".join(re.escape(n) for n in common) + ")$"
+        code, out, report = compare_json(self.parity_dump, self.torch_dump, "--layers", only)
+        self.assertEqual(code, 0, out)
+        self.assertEqual(len(report["layers"]), len([n for n in names if n in common]))
+        convs = [l for l in report["layers"] if l["op"] == "conv2d"]
+        self.assertEqual(len(convs), 57 + 3)
+        # Two correct implementations: they differ by rounding, not bit for bit.
+        self.assertGreater(sum(not l["outputs"][0]["identical"] for l in convs), 40, out)
+
+    def test_a_swapped_cat_in_one_c3_is_named_by_bisect(self):
+        model, _ = self.yolo.calibrated_yolov5n(shared_act=True)
+        c3 = model.model[13]
+        c3.forward = lambda x, m=c3: m.cv3(torch.cat((m.cv2(x), m.m(m.cv1(x))), 1))  # the defect: order swapped
+        bad = self.dump("swapped", model)
+        for a, b in ((self.torch_dump, bad), (bad, self.torch_dump)):
+            code, out = parity("bisect", a, b)
+            self.assertEqual(code, 2, out)
+            self.assertIn("origin: model.13.cat (layer", out)
+            self.assertIn("comes from another layer", out)
+
+    def test_a_bias_defect_in_parity_s_run_is_named_against_pytorch(self):
+        weights, image = os.path.join(self.tmp.name, "w"), os.path.join(self.tmp.name, "x.npy")
+        faulty = os.path.join(self.tmp.name, "faulty")
+        code, out = parity("run", "yolov5n", "--img", "64", "--weights", weights, "--input", image, "--dump", faulty,
+                           "--backend", "faulty:bias:20")
+        self.assertEqual(code, 0, out)
+        common = {l["name"] for l in self.layers(faulty)} & {l["name"] for l in self.layers(self.torch_dump)}
+        only = "^(" + "|".join(re.escape(n) for n in sorted(common)) + ")$"
+        code, out, report = compare_json(self.torch_dump, faulty, "--layers", only)
+        self.assertEqual(code, 1, out)
+        origin = next(l for l in report["layers"] if l["origin"])
+        self.assertEqual((origin["op"], origin["defective"]), ("conv2d", "B"), out)
+
+
 class ReadmeSection(unittest.TestCase):
     """README.md's "Compare your own PyTorch model": its Python and shell blocks, as written."""
 
