@@ -17,8 +17,9 @@ What is recorded:
     one layer named by the module path (model.2.m.0.cv1.conv), parameters as inputs;
   - every other tensor computation (torch.cat, +, F.silu, indexing, torch.nonzero, torchvision's
     nms, and the functions inside other leaf modules: batch_norm, relu, linear ...), named
-    <enclosing module>.<op> (.1, .2 for later ones in one module call), or <module> alone when it is
-    the module's only one (YOLOv5's Concat is model.12, a Bottleneck's residual add model.2.m.0);
+    <enclosing module>.<op> (.1, .2 for later ones in one module call), or <module> alone for the
+    call whose output the module returns (YOLOv5's Concat is model.12, a Bottleneck's residual add
+    model.2.m.0, a C3's inner cat model.2.cat); a module called again is <path>:1, <path>:2;
   - views and copies (reshape, slicing, permute, .cpu()) are not layers: a consumer's input names
     its producer and is marked derived when it is not that output as is.
 Calls parity has an op for get its canonical op line, and `parity compare` re-runs them on each

@@ -6,8 +6,10 @@ Two sources of layers:
 - every other tensor computation, seen through a TorchFunctionMode: torch.cat, `+`, F.silu, indexing,
   torchvision's nms, and also the functions inside leaf modules parity has no op for (BatchNorm2d's
   batch_norm, ReLU's relu). Such a layer is named `<enclosing module>.<op>` (`.1`, `.2` for later
-  ones in the same module call), or just `<enclosing module>` when it is the module's only one,
-  as parity names YOLOv5's Concat (`model.12`) and Bottleneck's residual add (`model.2.m.0`).
+  ones in the same module call), or just `<enclosing module>` for the call whose output the module
+  returns, as parity names YOLOv5's Concat (`model.12`) and Bottleneck's residual add (`model.2.m.0`).
+A module called again in one forward is `<path>:<k>`; factories (zeros, arange) are layers without
+inputs, so an input without a producer is data the run was given.
 Views (reshape, slicing, permute) and copies (clone, .cpu()) are not layers: their result keeps its
 producer, and a consumer's input that is not that producer's output as is gets `"derived": true`.
 """
