@@ -226,6 +226,7 @@ class Recorder:
     def pre_hook(self, module, args):
         if module is self.model and all(f.module is not module for f in self.stack):  # not a recursive call
             self.call += 1
+            self.name_function_layers(self.root)  # the previous call's post-processing
             self.root = _Frame("")
             self.path_calls = {}
         path = self.path_of(module)

@@ -226,6 +226,15 @@ class Recording(unittest.TestCase):
             self.assertIn("feed this layer from different layers", out)
             self.assertNotIn("missing in", out)  # the same layers ran on both sides
 
+    def test_two_calls_keep_their_post_processing(self):
+        path = os.path.join(self.tmp.name, "d")
+        dumper = parity_torch.dump(path, self.model, calls=2)
+        for x in (torch.randn(1, 4, 5, 5), torch.randn(1, 4, 5, 5)):
+            with torch.no_grad(), dumper:
+                self.model(x).sum()
+        names = [l["name"] for l in self.manifest(path)["layers"]]
+        self.assertEqual(names, ["a", "b", "add", "cat", "act", "sum"] * 2)
+
     def test_help(self):
         r = subprocess.run(["/usr/bin/python3", "-m", "parity_torch", "--help"], capture_output=True, text=True,
                            env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")))
