@@ -63,9 +63,10 @@ class ResNet18(unittest.TestCase):
         path = os.path.join(cls.tmp.name, name)
         model = cls.model.to(dtype)
         handle = hook(model) if hook else None
+        image = cls.x.to(dtype)  # before the block: a cast inside it would be a layer of B's only
         try:
             with torch.no_grad(), parity_torch.dump(path, model, dtype=torch.float32):
-                model(cls.x.to(dtype))
+                model(image)
         finally:
             if handle:
                 handle.remove()
