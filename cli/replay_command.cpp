@@ -1,4 +1,5 @@
 // parity replay: run case files (or one --case) on two backends and compare every output.
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/gpu.h"
+#include "kernels/aten_plugin.h"
 #include "kernels/backend.h"
 #include "runners/replay.h"
 
@@ -77,6 +79,15 @@ int run_replay(const Options& o) {
   int structural = 0, explained = 0;
   std::string skipped_reason;
   nlohmann::json rows = nlohmann::json::array();
+  // Which nms the aten backend runs: torchvision's own, or the composed fallback (and why).
+  const bool aten_here = o.replay.backend_a == "aten" || o.replay.backend_b == "aten" || o.replay.judge == "aten";
+  if (aten_here && std::any_of(cases.begin(), cases.end(), [](const Case& c) { return op_name_of(c.line) == "nms"; })) {
+    try {
+      fmt::print("aten nms: {}\n", reinterpret_cast<AtenNmsKindFn>(aten_plugin_symbol("parity_aten_nms_kind"))());
+    } catch (const Error&) {
+      // The plugin does not load: the aten cases say so as SKIPPED.
+    }
+  }
   fmt::print("{:<11} {:>10} {:>10} {:>5} {:>9} {:>9}  {}\n", "state", "max abs", "max rel", "bits", o.replay.backend_a + " ms",
              o.replay.backend_b + " ms", "name  case");
   for (size_t i = 0; i < cases.size(); ++i) {

@@ -45,6 +45,20 @@ extern "C" __attribute__((visibility("default"))) const std::map<std::string, pa
   return &ops;
 }
 
+// Which nms the aten backend runs (replay says it): torchvision's, or the composed fallback and why.
+extern "C" __attribute__((visibility("default"))) const char* parity_aten_nms_kind() {
+  static const std::string kind = parity::nms_aten_kind();
+  return kind.c_str();
+}
+
+// The composed fallback on its own, whatever nms_aten runs: tests check it against torchvision's.
+extern "C" __attribute__((visibility("default"))) parity::Tensor parity_aten_nms_composed(const std::string& line,
+                                                                                        const std::vector<parity::Tensor>& in) {
+  const parity::NmsParams p = parity::NmsParams::parse(line);
+  parity::check_inputs(parity::NmsParams::kName, p.inputs(), in);
+  return parity::nms_composed_aten(p, parity::nms_offset_boxes(p, in), in[1]);
+}
+
 extern "C" __attribute__((visibility("default"))) std::map<std::string, parity::Tensor> parity_aten_read_torchscript(
     const std::string& path) {
   return parity::read_torchscript_tensors(path);

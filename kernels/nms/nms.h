@@ -61,7 +61,11 @@ PARITY_HOST_DEVICE inline float nms_iou(const float* b, int64_t i, int64_t j, fl
 }
 
 Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in);
+// torchvision's own nms (torchvision::nms through LibTorch's dispatcher) when its library loads,
+// else nms_composed_aten; nms_aten_kind() says which, and why not torchvision's.
 Tensor nms_aten(const NmsParams& p, const std::vector<Tensor>& in);
+Tensor nms_composed_aten(const NmsParams& p, const Tensor& shifted_boxes, const Tensor& scores);
+std::string nms_aten_kind();
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor nms_cuda(const NmsParams& p, const std::vector<Tensor>& in);
 

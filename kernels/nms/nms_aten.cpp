@@ -1,5 +1,8 @@
-// nms through ATen tensor ops (LibTorch has no nms; torchvision's is a separate library):
-// a stable descending sort, then per kept box one vectorised IoU against all boxes.
+// nms on the aten backend: torchvision's own kernel (torchvision::nms, the one YOLOv5's val.py
+// calls) when its C++ library loads, called through the dispatcher without Python; otherwise
+// composed from ATen tensor ops (a stable descending sort, then per kept box one vectorised IoU
+// against all boxes), which shares its algorithm with the reference and so is the weaker oracle.
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/clamp_min.h>
 #include <ATen/ops/div.h>
@@ -11,16 +14,81 @@
 #include <ATen/ops/sub.h>
 #include <ATen/ops/zeros.h>
 
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
 #include "kernels/aten_util.h"
 #include "kernels/nms/nms.h"
 
 namespace parity {
 
+namespace {
+using TorchvisionNmsOp = c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, double)>;
+
+struct TorchvisionNms {
+  std::optional<TorchvisionNmsOp> op;
+  std::string kind;  // which nms runs, and why not torchvision's
+};
+
+// $PARITY_TORCHVISION_LIB (a path, or "none" for the composed nms), else the library CMake found.
+const TorchvisionNms& torchvision_nms() {
+  static const TorchvisionNms tv = [] {
+    TorchvisionNms t;
+    const char* env = std::getenv("PARITY_TORCHVISION_LIB");
+    const std::string path = env && *env ? env : PARITY_TORCHVISION_LIB;
+    const std::string composed = "composed from ATen ops (";
+    if (path.empty() || path == "none") {
+      t.kind = composed + (path.empty() ? "no torchvision library was found at configure time" : "PARITY_TORCHVISION_LIB=none") + ")";
+      return t;
+    }
+    // Loading registers torchvision's operators with LibTorch's dispatcher; it stays loaded.
+    if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+      t.kind = composed + "cannot load " + path + ": " + ::dlerror() + ")";
+      return t;
+    }
+    const auto handle = c10::Dispatcher::singleton().findSchema({"torchvision::nms", ""});
+    if (!handle) {
+      t.kind = composed + path + " registers no torchvision::nms)";
+      return t;
+    }
+    t.op = handle->typed<at::Tensor(const at::Tensor&, const at::Tensor&, double)>();
+    t.kind = "torchvision::nms from " + path;
+    return t;
+  }();
+  return tv;
+}
+}  // namespace
+
+std::string nms_aten_kind() {
+  try {
+    return torchvision_nms().kind;
+  } catch (const std::exception& e) {
+    return std::string("composed from ATen ops (torchvision::nms: ") + e.what() + ")";
+  }
+}
+
 Tensor nms_aten(const NmsParams& p, const std::vector<Tensor>& in) {
   check_inputs(NmsParams::kName, p.inputs(), in);
   const Tensor shifted = nms_offset_boxes(p, in);
+  if (const TorchvisionNms& tv = torchvision_nms(); tv.op) {
+    return aten_call(NmsParams::kName, [&] {
+      // torchvision's CPU kernel: its own score sort (not stable: tie order is its own), float IoU
+      // against the double threshold, kept indices in visiting order.
+      const at::Tensor keep = tv.op->call(to_aten(shifted), to_aten(in[1]), p.iou).contiguous();
+      Tensor out(DType::Int64, Shape{keep.size(0)});
+      std::copy(keep.data_ptr<int64_t>(), keep.data_ptr<int64_t>() + keep.size(0), out.mutable_data<int64_t>());
+      return out;
+    });
+  }
+  return nms_composed_aten(p, shifted, in[1]);
+}
+
+Tensor nms_composed_aten(const NmsParams& p, const Tensor& shifted, const Tensor& scores_in) {
   return aten_call(NmsParams::kName, [&] {
-    const at::Tensor boxes = to_aten(shifted), scores = to_aten(in[1]);
+    const at::Tensor boxes = to_aten(shifted), scores = to_aten(scores_in);
     const at::Tensor x1 = boxes.select(1, 0), y1 = boxes.select(1, 1), x2 = boxes.select(1, 2), y2 = boxes.select(1, 3);
     const at::Tensor areas = at::mul(at::sub(x2, x1), at::sub(y2, y1));
     const at::Tensor order = std::get<1>(at::sort(scores, /*stable=*/true, /*dim=*/0, /*descending=*/true));
