@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <iostream>
 
 #include "cli/command.h"
@@ -10,6 +11,7 @@
 #include "compare/report.h"
 #include "compare/judge.h"
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "kernels/backend.h"
 
 namespace parity::cli {
@@ -19,8 +21,25 @@ namespace {
 struct Options {
   std::string a, b, json, csv, html, tol_file, layers, rerun, judge = "ref", precision = "fp32";
   double atol = -1, rtol = -1;
-  bool all = false;
+  bool all = false, timing = false;
 };
+
+// --timing: where the time went, on stderr so that the report on stdout stays as it is.
+void print_timing(const CompareResult& r, double read_s) {
+  const CompareTiming& t = r.timing;
+  fmt::print(stderr, "timing ({} threads):\n", num_threads());
+  fmt::print(stderr, "  manifests and headers      {:8.3f} s\n", read_s);
+  fmt::print(stderr, "  element-wise pass          {:8.3f} s wall, {} layers ({:.3f} s thread time, {:.3f} s of it conv2d's statistical test)\n",
+             t.elementwise_s, t.judged, t.elementwise_thread_s + t.precision_thread_s, t.precision_thread_s);
+  int64_t layers = 0;
+  for (const auto& [op, c] : t.local_by_op) layers += c.layers;
+  fmt::print(stderr, "  local checks               {:8.3f} s wall, {} layers\n", t.local_s, layers);
+  for (const auto& [op, c] : t.local_by_op) fmt::print(stderr, "    {:<24} {:8.3f} s thread time, {} layers\n", op, c.thread_s, c.layers);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 ReportHeader header_of(const Options& o, const Dump& a, const Dump& b) {
   // A hand-written manifest may leave these out (docs/MANIFEST.md).
@@ -58,8 +77,11 @@ int exit_code(const CompareResult& r) {
 
 int compare(const Options& o) {
   parse_precision(o.precision);  // a bad profile is a usage error before any dump is read
+  const auto start = std::chrono::steady_clock::now();
   const Dump a = read_dump(o.a), b = read_dump(o.b);
+  const double read_s = seconds_since(start);
   const CompareResult r = run_compare(o, a, b);
+  if (o.timing) print_timing(r, read_s);
   const ReportHeader h = header_of(o, a, b);
   write_table(std::cout, r, h, ::isatty(1), o.all);
   if (r.layers.empty()) fmt::print("nothing checked: --layers '{}' matches no layer\n", o.layers);
@@ -106,8 +128,11 @@ void rerun(const Options& o, const Dump& a, const Dump& b, const LayerReport& or
 int bisect(const Options& o) {
   if (!o.rerun.empty()) backend(o.rerun);  // an unknown name is a usage error, divergence or not
   parse_precision(o.precision);
+  const auto start = std::chrono::steady_clock::now();
   const Dump a = read_dump(o.a), b = read_dump(o.b);
+  const double read_s = seconds_since(start);
   const CompareResult r = run_compare(o, a, b);
+  if (o.timing) print_timing(r, read_s);
   for (const std::string& p : r.provenance) fmt::print("provenance differs: {}\n", p);
   const int code = exit_code(r);
   if (r.origin < 0) {
@@ -166,6 +191,7 @@ void common_flags(CLI::App* app, Options& o) {
   app->add_option("--precision", o.precision,
                   "judge float outputs against fp32, tf32, fp16 or bf16 arithmetic; float16 dumps are judged as fp16 at least")
       ->capture_default_str();
+  app->add_flag("--timing", o.timing, "print on stderr where the time went: the element-wise pass and the local checks, by op");
 }
 
 }  // namespace

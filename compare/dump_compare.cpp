@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "kernels/backend.h"
 
 namespace parity {
@@ -103,6 +106,14 @@ const DumpTensorInfo* input_named(const DumpLayer& l, const std::string& role) {
   return nullptr;
 }
 
+class Stopwatch {
+ public:
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 class Comparer {
  public:
   Comparer(const Dump& a, const Dump& b, const CompareOptions& o)
@@ -119,6 +130,7 @@ class Comparer {
       const auto it = in_b.find({a_.layers[i].name, a_.layers[i].occurrence});
       if (it != in_b.end()) b_of_a_[i] = it->second, a_of_b_[size_t(it->second)] = int64_t(i);
     }
+    judge_pairs(in_b, res.timing);
     std::vector<char> b_done(b_.layers.size(), 0);
     int64_t next_b = 0;  // B layers before this one are emitted (paired or alone)
     auto emit_b_only_until = [&](int64_t end) {
@@ -296,8 +308,9 @@ class Comparer {
       settle(0, ia, true, up), settle(1, ib, true, up);
       return r;
     }
-    const std::string input_finding = unproduced_input_difference(la, lb);
-    r.verdict = judge_layer(la.name, layer_side(a_, la), layer_side(b_, lb), same_input_bytes(la, lb), o_.judge);
+    PairWork& w = work_.at(ia);
+    const std::string input_finding = std::move(w.input_finding);
+    r.verdict = std::move(w.verdict);
     const LayerVerdict& v = r.verdict;
     r.reason = v.reason;
     const std::string rewired = v.differs && up < 0 ? rewired_input(la, lb) : "";
@@ -323,6 +336,66 @@ class Comparer {
     const bool differs = v.differs || !input_finding.empty();
     settle(0, ia, differs, here), settle(1, ib, differs, here);
     return r;
+  }
+
+  // What the dump level needs of a paired layer, computed before the walk in execution order
+  // (which settles origins and propagation): the verdict, and an input given that differs.
+  struct PairWork {
+    int64_t ib = -1;
+    bool same_inputs = false;
+    std::string input_finding;
+    LayerVerdict verdict;
+  };
+
+  // Judges every pair that ran the same call, on the threads available: first the element-wise
+  // pass of all of them, then the local checks of those that differ. A layer's verdict depends on
+  // its two sides only, so the order does not matter; at most a layer per thread is in memory.
+  void judge_pairs(const std::map<std::pair<std::string, int64_t>, int64_t>& in_b, CompareTiming& timing) {
+    std::vector<int64_t> judged;  // A indices
+    for (size_t i = 0; i < a_.layers.size(); ++i) {
+      const auto it = in_b.find({a_.layers[i].name, a_.layers[i].occurrence});
+      if (it == in_b.end()) continue;
+      const DumpLayer &la = a_.layers[i], &lb = b_.layers[size_t(it->second)];
+      if (!same_call(la, lb, canonical_call(la.params), canonical_call(lb.params)) || la.inputs.size() != lb.inputs.size()) continue;
+      work_[int64_t(i)].ib = it->second;
+      judged.push_back(int64_t(i));
+    }
+    const auto each = [&](const std::vector<int64_t>& layers, const std::function<void(const DumpLayer&, const DumpLayer&, PairWork&)>& fn) {
+      // A backend on a GPU is driven from one thread.
+      const int64_t grain = o_.judge.judge.rfind("cuda", 0) == 0 ? int64_t(layers.size()) : 1;
+      parallel_for(int64_t(layers.size()), grain, [&](int64_t lo, int64_t hi) {
+        for (int64_t k = lo; k < hi; ++k) {
+          PairWork& w = work_.at(layers[size_t(k)]);
+          fn(a_.layers[size_t(layers[size_t(k)])], b_.layers[size_t(w.ib)], w);
+        }
+      });
+    };
+    Stopwatch elementwise;
+    each(judged, [&](const DumpLayer& la, const DumpLayer& lb, PairWork& w) {
+      w.input_finding = unproduced_input_difference(la, lb);
+      w.same_inputs = same_input_bytes(la, lb);
+      w.verdict = compare_layer_outputs(la.name, layer_side(a_, la), layer_side(b_, lb), w.same_inputs, o_.judge);
+    });
+    timing.elementwise_s = elementwise.seconds();
+    std::vector<int64_t> differing;
+    for (const int64_t i : judged) {
+      if (work_.at(i).verdict.differs) differing.push_back(i);
+    }
+    Stopwatch local;
+    each(differing, [&](const DumpLayer& la, const DumpLayer& lb, PairWork& w) {
+      check_layer_locally(la.name, layer_side(a_, la), layer_side(b_, lb), w.same_inputs, o_.judge, w.verdict);
+    });
+    timing.local_s = local.seconds();
+    timing.judged = int64_t(judged.size());
+    for (const int64_t i : judged) {
+      const JudgeTiming& t = work_.at(i).verdict.timing;
+      timing.elementwise_thread_s += t.elementwise_ms / 1e3;
+      timing.precision_thread_s += t.precision_ms / 1e3;
+      if (!work_.at(i).verdict.differs) continue;
+      CompareTiming::LocalChecks& op = timing.local_by_op[a_.layers[size_t(i)].op];
+      op.layers += 1;
+      op.thread_s += t.local_ms / 1e3;
+    }
   }
 
   std::vector<std::string> provenance() const {
@@ -351,6 +424,7 @@ class Comparer {
   std::vector<int64_t> up_[2];
   std::vector<char> differs_[2];
   std::vector<int64_t> b_of_a_, a_of_b_;  // the paired layer on the other side, or -1
+  std::map<int64_t, PairWork> work_;      // by A index: the pairs judged
   std::vector<std::string> origin_names_;
   int64_t first_origin_index_ = -1;
   int64_t origin_id_ = -1;  // the origin the layer being judged became, or -1

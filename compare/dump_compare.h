@@ -17,6 +17,7 @@
 //   one side    a layer present on one side only is explained when the data it follows differs
 //               (post-processing stops when no candidate passes), else structural.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <regex>
 #include <string>
@@ -50,6 +51,20 @@ struct LayerReport {
   std::string note() const;
 };
 
+// Where compare's time went: wall time of each pass over the pairs (both run on every thread),
+// and thread time summed over layers (conv2d's statistical test counted apart from the rest of
+// the element-wise pass; local checks by op).
+struct CompareTiming {
+  struct LocalChecks {
+    int64_t layers = 0;
+    double thread_s = 0;
+  };
+  double elementwise_s = 0, local_s = 0;
+  double elementwise_thread_s = 0, precision_thread_s = 0;
+  int64_t judged = 0;  // pairs that ran the same call
+  std::map<std::string, LocalChecks> local_by_op;
+};
+
 struct CompareResult {
   std::vector<std::string> provenance;  // what differs between the two manifests, one line each
   std::vector<LayerReport> layers;      // the rows (after --layers)
@@ -57,6 +72,7 @@ struct CompareResult {
   int structural_origins = 0;  // structural failures that are not propagated and not explained
   int64_t origin = -1;         // index into layers of the first origin, -1 when none
   std::vector<int64_t> other_origins;
+  CompareTiming timing;
 };
 
 CompareResult compare_dumps(const Dump& a, const Dump& b, const CompareOptions& o);

@@ -50,7 +50,8 @@ struct Dump {
   std::string hash_of(const DumpTensorInfo& t) const;
 
  private:
-  std::string computed_hash(const std::string& path, const Tensor* read, const DumpTensorInfo& t) const;
+  // content_hash of the file's bytes, checked against the hash the manifest records.
+  std::string verified_hash(const std::string& path, const DumpTensorInfo& t) const;
 
   // File path -> hash of its bytes, shared by copies of the Dump and by threads loading at once.
   struct VerifiedFiles {

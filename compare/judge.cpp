@@ -1,6 +1,7 @@
 #include "compare/judge.h"
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -167,20 +168,36 @@ Comparable comparable(const Tensor& x, const Tensor& y) {
   return {float_values_as(x, DType::Float64), float_values_as(y, DType::Float64), narrow};
 }
 
+using Clock = std::chrono::steady_clock;
+double elapsed_ms(Clock::time_point since) { return std::chrono::duration<double, std::milli>(Clock::now() - since).count(); }
+
 class LayerJudge {
  public:
   LayerJudge(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o)
       : name_(name), a_(a), b_(b), same_inputs_(same_inputs), o_(o) {}
 
-  LayerVerdict run() {
+  // The element-wise pass: v.differs says whether local checks are due.
+  LayerVerdict compare() {
+    const Clock::time_point start = Clock::now();
     choose_profile();
     compare_outputs();
     if (!v_.differs) {
       for (const OutputVerdict& t : v_.outputs) {
         if (t.diff.state == State::Mistrusted && v_.state == State::Passed) v_.state = State::Mistrusted, v_.reason = t.role + ": " + t.diff.reason;
       }
-      return v_;
+    } else {
+      v_.reason = differences_;
     }
+    v_.timing.elementwise_ms = elapsed_ms(start) - v_.timing.precision_ms;
+    return v_;
+  }
+
+  // The local checks of a verdict compare() left differing.
+  void check(LayerVerdict& v) {
+    const Clock::time_point start = Clock::now();
+    v_ = std::move(v);
+    profile_ = &precision_profile(v_.precision);
+    differences_ = v_.reason;
     std::optional<std::vector<Tensor>> judged_a;
     v_.a = local_check(a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
     std::optional<std::vector<Tensor>> judged_b;
@@ -192,7 +209,8 @@ class LayerJudge {
       v_.b = local_check(b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
     }
     settle();
-    return v_;
+    v_.timing.local_ms = elapsed_ms(start);
+    v = std::move(v_);
   }
 
  private:
@@ -270,8 +288,10 @@ class LayerJudge {
       return;
     }
     try {
+      const Clock::time_point start = Clock::now();
       const PrecisionStats pa = own_precision_stats(a_.line, k, inputs_of_a(), c.x, *profile_);
       const PrecisionStats pb = own_precision_stats(b_.line, k, inputs_of_b(), c.y, *profile_);
+      v_.timing.precision_ms += elapsed_ms(start);
       if (pa.samples == 0 || pb.samples == 0) return;
       const bool b_worse = pb.failed != pa.failed ? pb.failed : (!pb.exact && (pa.exact || pb.bits < pa.bits));
       t.precision = b_worse ? pb : pa;
@@ -391,7 +411,20 @@ class LayerJudge {
 
 LayerVerdict judge_layer(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs,
                          const JudgeOptions& o) {
-  return LayerJudge(name, a, b, same_inputs, o).run();
+  LayerJudge judge(name, a, b, same_inputs, o);  // one judge for both steps: inputs are loaded once
+  LayerVerdict v = judge.compare();
+  if (v.differs) judge.check(v);
+  return v;
+}
+
+LayerVerdict compare_layer_outputs(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs,
+                                   const JudgeOptions& o) {
+  return LayerJudge(name, a, b, same_inputs, o).compare();
+}
+
+void check_layer_locally(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o,
+                         LayerVerdict& v) {
+  LayerJudge(name, a, b, same_inputs, o).check(v);
 }
 
 }  // namespace parity

@@ -90,6 +90,13 @@ struct OutputVerdict {
 enum class Sides { None = 0, A = 1, B = 2, Both = 3 };
 const char* sides_name(Sides s);  // "", "A", "B", "A and B"
 
+// Where a verdict's time went, in milliseconds of one thread: the element-wise pass (outputs A
+// against B: metrics, tolerance, worst element), conv2d's statistical test within it (sampled
+// dot products on the inputs), and the local checks (the judge run on each side's inputs).
+struct JudgeTiming {
+  double elementwise_ms = 0, precision_ms = 0, local_ms = 0;
+};
+
 struct LayerVerdict {
   State state = State::Passed;  // PASSED, FAILED, MISTRUSTED or UNCHECKED
   bool structural = false;      // FAILED on count, shape or dtype
@@ -100,6 +107,7 @@ struct LayerVerdict {
   std::vector<OutputVerdict> outputs;
   Precision precision = Precision::Fp32;  // the profile judged against (coarser when the dtypes are)
   std::string widened;  // "A float32, B float16: compared in float64 under fp16" when dtypes differ
+  JudgeTiming timing;
 
   Sides defective() const;
   const TensorDiff* worst() const;  // the output with the most elements out, then the largest error
@@ -111,5 +119,14 @@ struct LayerVerdict {
 // input's hash matches), so the judge runs once.
 LayerVerdict judge_layer(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs,
                          const JudgeOptions& o);
+
+// judge_layer in its two steps, for a caller that schedules them apart (compare runs every
+// layer's element-wise pass, then the local checks of the layers that need them). The first
+// leaves `differs` set, and the first difference as the reason, when local checks are due; the
+// second completes such a verdict on the same sides (loaded again: nothing is kept between).
+LayerVerdict compare_layer_outputs(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs,
+                                   const JudgeOptions& o);
+void check_layer_locally(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o,
+                         LayerVerdict& v);
 
 }  // namespace parity

@@ -13,6 +13,7 @@
 
 #include "compare/dump_reader.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "kernels/backend.h"
 
 namespace parity {
@@ -63,13 +64,6 @@ void only_known(const json& obj, const std::string& at, std::initializer_list<co
       bad(at, key, "unknown field (known: " + names + ")");
     }
   }
-}
-
-// The form core/hash.h writes: anything else could never match a computed hash.
-bool is_content_hash(const std::string& h) {
-  const std::string prefix = "xxh64:";
-  return h.size() == prefix.size() + 16 && h.compare(0, prefix.size(), prefix) == 0 &&
-         h.find_first_not_of("0123456789abcdef", prefix.size()) == std::string::npos;
 }
 
 std::string dtype_field(const json& j, const std::string& at) {
@@ -141,7 +135,7 @@ DumpTensorInfo tensor_info(const json& j, const std::string& at, const std::stri
   if (shape) t.shape = *shape;
   t.source = source_field(j, at);
   t.hash = optional_string(j, at, "hash");
-  if (!t.hash.empty() && !is_content_hash(t.hash)) bad(at, "hash", "malformed \"" + t.hash + "\" (expected xxh64:<16 hex digits>)");
+  if (!t.hash.empty() && !is_content_hash(t.hash)) bad(at, "hash", "malformed \"" + t.hash + "\" (expected xxh3:<16 hex digits>, or xxh64: from older dumps)");
   if (const json* v = find(j, "derived")) {
     if (!v->is_boolean()) bad(at, "derived", "not a boolean");
     t.derived = v->get<bool>();

@@ -1,6 +1,11 @@
 #include "core/npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -317,11 +322,80 @@ Tensor read_npy(const std::string& path, const NpyReadOptions& options, NpyInfo*
   }
 }
 
+namespace {
+// An open .npy file read with pread(2) into one small buffer per thread: small enough to stay in
+// the cache between the read and its use, and no mapping to fault in and tear down (both costly
+// on a virtual machine).
+class NpyReader {
+ public:
+  explicit NpyReader(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) throw Error("cannot open: " + errno_text(errno)).file(path);
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+      ::close(fd_);
+      throw Error("cannot stat: " + errno_text(errno)).file(path);
+    }
+    size_ = size_t(st.st_size);
+  }
+  ~NpyReader() { ::close(fd_); }
+  NpyReader(const NpyReader&) = delete;
+  NpyReader& operator=(const NpyReader&) = delete;
+
+  // The header, checked against the file's size.
+  Header header() {
+    const size_t head = std::min(size_, kMagicSize + 6 + kMaxNpyHeader);
+    const Header h = parse_header(read_at(0, head), head);
+    check_size(h, size_ - h.data_offset);
+    return h;
+  }
+  // The data from `from` to the end, piece by piece.
+  void stream(size_t from, const std::function<void(const std::byte*, size_t)>& consume) {
+    for (size_t at = from; at < size_;) {
+      const size_t n = std::min(buffer().size(), size_ - at);
+      consume(read_at(at, n), n);
+      at += n;
+    }
+  }
+
+ private:
+  static std::vector<std::byte>& buffer() {
+    thread_local std::vector<std::byte> b(size_t(1) << 20);
+    return b;
+  }
+  const std::byte* read_at(size_t offset, size_t size) {
+    std::byte* p = buffer().data();
+    for (size_t got = 0; got < size;) {
+      const ssize_t n = ::pread(fd_, p + got, size - got, off_t(offset + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw Error("cannot read: " + errno_text(errno)).file(path_);
+      if (n == 0) throw Error("file shrank while it was read").file(path_);
+      got += size_t(n);
+    }
+    return p;
+  }
+
+  std::string path_;
+  int fd_;
+  size_t size_ = 0;
+};
+}  // namespace
+
 NpyHeaderInfo read_npy_header(const std::string& path) {
-  const auto file = MappedFile::open(path);
   try {
-    const Header h = parse_header(file->data(), file->size());
-    check_size(h, file->size() - h.data_offset);  // the data pages are never touched
+    NpyReader r(path);
+    const Header h = r.header();
+    return {h.dtype, h.shape, h.data_offset};
+  } catch (Error& e) {
+    e.file(path);
+    throw;
+  }
+}
+
+NpyHeaderInfo stream_npy_data(const std::string& path, const std::function<void(const std::byte*, size_t)>& consume) {
+  try {
+    NpyReader r(path);
+    const Header h = r.header();
+    r.stream(h.data_offset, consume);
     return {h.dtype, h.shape, h.data_offset};
   } catch (Error& e) {
     e.file(path);
@@ -335,19 +409,49 @@ std::string encode_npy(const Tensor& tensor) {
   return out;
 }
 
-void write_npy(const std::string& path, const Tensor& tensor) {
+namespace {
+std::string header_for(const std::string& path, const Tensor& tensor) {
   if (!tensor.defined()) throw Error("cannot write an undefined tensor").file(path);
-  std::string header;
   try {
-    header = header_text(tensor);
+    return header_text(tensor);
   } catch (Error& e) {
     e.file(path);
     throw;
   }
+}
+}  // namespace
+
+void write_npy(const std::string& path, const Tensor& tensor) {
+  const std::string header = header_for(path, tensor);
   AtomicFile f(path);
   f.write(header);
   f.write(tensor.bytes(), tensor.nbytes());
   f.commit();
+}
+
+void write_npy_unsynced(const std::string& path, const Tensor& tensor) {
+  const std::string header = header_for(path, tensor);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot create file: " + errno_text(errno)).file(path);
+  const auto fail = [&](const char* what, int err) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    throw Error(std::string(what) + ": " + errno_text(err)).file(path);
+  };
+  for (const auto& [data, size] : {std::pair<const void*, size_t>{header.data(), header.size()}, {tensor.bytes(), tensor.nbytes()}}) {
+    const auto* p = static_cast<const char*>(data);
+    for (size_t left = size; left > 0;) {
+      const ssize_t n = ::write(fd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail("write failed", errno);
+      p += n, left -= size_t(n);
+    }
+  }
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(path.c_str());
+    throw Error("write failed: " + errno_text(err)).file(path);
+  }
 }
 
 }  // namespace parity

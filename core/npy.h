@@ -7,6 +7,7 @@
 // Write: version 1.0 (64-byte aligned data, as numpy writes it), atomically; at most
 // kMaxNpyWriteRank dimensions, so that every file parity writes loads in numpy.
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include "core/tensor.h"
@@ -35,11 +36,20 @@ struct NpyHeaderInfo {
 };
 NpyHeaderInfo read_npy_header(const std::string& path);
 
+// The data bytes of a .npy file, in order, piece by piece, through a small per-thread buffer
+// (read(2), no mapping): each byte passes the cache once, so a hash of a file in the page cache
+// runs near memory speed. Refuses what read_npy_header refuses. Returns the header.
+NpyHeaderInfo stream_npy_data(const std::string& path, const std::function<void(const std::byte*, size_t)>& consume);
+
 // Parses a whole .npy image held in memory; `name` is used in error messages. The tensor owns a
 // copy of the data.
 Tensor parse_npy(const std::byte* bytes, size_t size, const std::string& name);
 
 void write_npy(const std::string& path, const Tensor& tensor);
+// The same file without the atomic rename and fsync: for files in a folder made durable as a
+// whole before anything marks it complete (a dump: DumpWriter syncs the filesystem once, then
+// writes its manifest). A failed write removes the file.
+void write_npy_unsynced(const std::string& path, const Tensor& tensor);
 
 // The complete file image write_npy would produce (header and data).
 std::string encode_npy(const Tensor& tensor);

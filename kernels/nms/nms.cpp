@@ -1,5 +1,6 @@
 #include "kernels/nms/nms.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -47,6 +48,36 @@ Tensor nms_offset_boxes(const NmsParams& p, const std::vector<Tensor>& in) {
     for (int k = 0; k < 4; ++k) o[i * 4 + k] = b[i * 4 + k] + shift;
   }
   return out;
+}
+
+NmsXGrid::NmsXGrid(const float* boxes, int64_t n) : boxes_(boxes), seen_(size_t(n), -1) {
+  double lo = 0, hi = 0;
+  std::vector<double> widths;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x1 = boxes[i * 4], x2 = boxes[i * 4 + 2];
+    if (std::isinf(x1) || std::isinf(x2)) usable_ = false;
+    if (!overlaps_anything(i)) continue;
+    lo = widths.empty() ? x1 : std::min(lo, double(x1));
+    hi = widths.empty() ? x2 : std::max(hi, double(x2));
+    widths.push_back(double(x2) - double(x1));
+  }
+  if (!usable_ || widths.empty()) return;
+  // Cells as wide as the median box: a typical box spans one or two, and the count stays below n.
+  std::nth_element(widths.begin(), widths.begin() + ptrdiff_t(widths.size() / 2), widths.end());
+  x0_ = lo;
+  width_ = std::max(widths[widths.size() / 2], (hi - lo) / double(n));
+  if (!(width_ > 0)) width_ = 1;
+  cells_.resize(size_t(std::min<double>(std::floor((hi - lo) / width_) + 1, double(n) + 1)));
+}
+
+int64_t NmsXGrid::cell(float x) const {
+  const double c = std::floor((double(x) - x0_) / width_);  // monotonic in x: rounding is
+  return int64_t(std::clamp(c, 0.0, double(cells_.size()) - 1));
+}
+
+void NmsXGrid::add(int64_t i) {
+  if (!overlaps_anything(i)) return;
+  for (int64_t c = cell(boxes_[i * 4]), last = cell(boxes_[i * 4 + 2]); c <= last; ++c) cells_[size_t(c)].push_back(i);
 }
 
 OpFn nms_op(decltype(&nms_ref) fn) {

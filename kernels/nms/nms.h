@@ -60,6 +60,42 @@ PARITY_HOST_DEVICE inline float nms_iou(const float* b, int64_t i, int64_t j, fl
   return nms_iou_pair(b + i * 4, b + j * 4, area_i, area_j);
 }
 
+// Which boxes can overlap a box: the greedy loops' prefilter. Two boxes whose x ranges do not
+// overlap with positive length have an intersection of 0, so an IoU of 0 or NaN, never above a
+// threshold >= 0; only pairs sharing x are worth computing. Boxes are registered in every cell
+// of a uniform grid over x that their [x1, x2] covers; two ranges that overlap share the cell of
+// any point in both (the cell is monotonic in x), so no pair that matters is ever missed. Boxes
+// with x1 >= x2 or NaN overlap nothing and are never returned. With class offsets (batched nms)
+// each class is a band of its own, which turns YOLOv5's 30,000-candidate O(N^2) loop into
+// milliseconds. usable() is false when an x coordinate is infinite: callers then scan all pairs.
+class NmsXGrid {
+ public:
+  NmsXGrid(const float* boxes, int64_t n);  // boxes [n,4] x1,y1,x2,y2; kept by pointer
+  bool usable() const { return usable_; }
+  void add(int64_t i);  // register box i
+  // Calls f(j) once for every registered box j whose cells meet box i's. Not thread-safe.
+  template <typename F> void for_each_near(int64_t i, F&& f) const {
+    if (!overlaps_anything(i)) return;
+    ++query_;
+    for (int64_t c = cell(boxes_[i * 4]), last = cell(boxes_[i * 4 + 2]); c <= last; ++c) {
+      for (const int64_t j : cells_[size_t(c)]) {
+        if (seen_[size_t(j)] != query_) seen_[size_t(j)] = query_, f(j);
+      }
+    }
+  }
+
+ private:
+  bool overlaps_anything(int64_t i) const { return boxes_[i * 4] < boxes_[i * 4 + 2]; }  // false for NaN too
+  int64_t cell(float x) const;
+
+  const float* boxes_;
+  bool usable_ = true;
+  double x0_ = 0, width_ = 1;
+  std::vector<std::vector<int64_t>> cells_;
+  mutable std::vector<int64_t> seen_;  // the query that last returned each box
+  mutable int64_t query_ = 0;
+};
+
 Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in);
 // torchvision's own nms (torchvision::nms through LibTorch's dispatcher) when its library loads,
 // else nms_composed_aten; nms_aten_kind() says which, and why not torchvision's.

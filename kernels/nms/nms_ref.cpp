@@ -24,15 +24,31 @@ Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in) {
   std::vector<float> area(n);
   for (size_t i = 0; i < n; ++i) area[i] = nms_area(b, int64_t(i));
 
+  // Greedy: visit by score, keep a box unless a kept box suppressed it. Which later boxes a kept
+  // box suppresses does not depend on the order they are tried in, so only the boxes the x grid
+  // says may overlap it are tried (all of them when the grid cannot be used).
   std::vector<char> suppressed(n, 0);
+  std::vector<size_t> position(n);  // in visiting order
+  for (size_t a = 0; a < n; ++a) position[size_t(order[a])] = a;
+  NmsXGrid grid(b, int64_t(n));
+  if (grid.usable()) {
+    for (size_t i = 0; i < n; ++i) grid.add(int64_t(i));
+  }
   std::vector<int64_t> keep;
   for (size_t a = 0; a < n; ++a) {
     const int64_t i = order[a];
     if (suppressed[size_t(i)]) continue;
     keep.push_back(i);
-    for (size_t c = a + 1; c < n; ++c) {
-      const int64_t j = order[c];
-      if (!suppressed[size_t(j)] && double(nms_iou(b, i, j, area[size_t(i)], area[size_t(j)])) > p.iou) suppressed[size_t(j)] = 1;
+    const auto try_suppress = [&](int64_t j) {
+      if (position[size_t(j)] > a && !suppressed[size_t(j)] &&
+          double(nms_iou(b, i, j, area[size_t(i)], area[size_t(j)])) > p.iou) {
+        suppressed[size_t(j)] = 1;
+      }
+    };
+    if (grid.usable()) {
+      grid.for_each_near(i, try_suppress);
+    } else {
+      for (size_t c = a + 1; c < n; ++c) try_suppress(order[c]);
     }
   }
   Tensor out(DType::Int64, Shape{int64_t(keep.size())});

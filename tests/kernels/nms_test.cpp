@@ -5,6 +5,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "kernel_test_util.h"
@@ -116,6 +117,29 @@ RC_GTEST_PROP(Nms, RefEqualsTheComposedAtenAndTheGreedyDefinition, ()) {
   const NmsParams p = NmsParams::parse(pr.line);
   const std::vector<int64_t> ref = as_vector(backend("ref").run(pr.line, pr.in)[0]);
   RC_ASSERT(ref == as_vector(composed_aten_nms(pr.line, pr.in)));
+  const Tensor shifted = nms_offset_boxes(p, pr.in);
+  RC_ASSERT(ref == greedy_nms(shifted.data<float>(), pr.in[1].data<float>(), p.n, p.iou));
+}
+
+// The reference skips pairs whose x ranges do not overlap (NmsXGrid): boxes that are inverted,
+// empty, NaN, infinite or huge must still give the greedy definition's answer.
+RC_GTEST_PROP(Nms, RefEqualsTheGreedyDefinitionWithOddBoxes, ()) {
+  Problem pr = *nms_problem();
+  const NmsParams p = NmsParams::parse(pr.line);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  float* b = pr.in[0].mutable_data<float>();
+  for (int64_t i = 0; i < p.n; ++i) {
+    float* box = b + i * 4;
+    switch (*rc::gen::weightedElement<int>({{12, 0}, {1, 1}, {1, 2}, {1, 3}, {1, 4}, {1, 5}})) {
+      case 1: std::swap(box[0], box[2]); break;     // inverted
+      case 2: box[2] = box[0]; break;               // no width
+      case 3: box[*rc::gen::inRange(0, 4)] = nan; break;
+      case 4: box[0] = -1e6f, box[2] = 1e6f; break;  // spans everything
+      case 5: box[*rc::gen::element(0, 2)] = *rc::gen::element(-inf, inf); break;
+      default: break;
+    }
+  }
+  const std::vector<int64_t> ref = as_vector(backend("ref").run(pr.line, pr.in)[0]);
   const Tensor shifted = nms_offset_boxes(p, pr.in);
   RC_ASSERT(ref == greedy_nms(shifted.data<float>(), pr.in[1].data<float>(), p.n, p.iou));
 }
