@@ -22,8 +22,10 @@ int run(const RunOptions& o) {
   if (!r.detections.empty()) fmt::print("; detections per image: {}", dets);
   fmt::print("\n");
   if (!o.dump_dir.empty()) {
-    fmt::print("dump {}: {:.1f} MiB written (estimated {:.1f} MiB)\n", o.dump_dir, double(r.dump_bytes) / (1 << 20),
-               double(r.estimated_bytes) / (1 << 20));
+    fmt::print("dump {}: {:.1f} MiB written (estimated {:.1f} MiB); the writer thread took {:.2f} s ({:.0f} MB/s), "
+               "the sync to disk {:.2f} s\n",
+               o.dump_dir, double(r.dump_bytes) / (1 << 20), double(r.estimated_bytes) / (1 << 20), r.dump_write_s,
+               r.dump_write_s > 0 ? double(r.dump_bytes) / r.dump_write_s / 1e6 : 0.0, r.dump_sync_s);
   }
   return kPassed;
 }

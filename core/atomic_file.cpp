@@ -87,6 +87,15 @@ void AtomicFile::discard() noexcept {
   }
 }
 
+void sync_filesystem_of(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open folder: " + errno_text(errno)).file(dir);
+  const int rc = ::syncfs(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw Error("cannot flush the files to disk: " + errno_text(err)).file(dir);
+}
+
 void write_file_atomically(const std::string& path, std::string_view content) {
   AtomicFile f(path);
   f.write(content);

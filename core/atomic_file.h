@@ -29,6 +29,10 @@ class AtomicFile {
   int fd_ = -1;
 };
 
+// Flushes every file of the filesystem holding `dir` to disk (syncfs(2)): one wait for a folder
+// of many files written without fsync, instead of one per file.
+void sync_filesystem_of(const std::string& dir);
+
 // Writes `content` to `path` through an AtomicFile.
 void write_file_atomically(const std::string& path, std::string_view content);
 

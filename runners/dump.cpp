@@ -1,5 +1,6 @@
 #include "runners/dump.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,63 @@ DumpWriter::DumpWriter(std::string dir, DumpInfo info, bool force) : dir_(std::m
     }
   } else if (!fs::create_directories(dir_, ec)) {
     throw Error("cannot create folder: " + ec.message()).file(dir_);
+  }
+  worker_ = std::thread([this] { work(); });
+}
+
+DumpWriter::~DumpWriter() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    queue_.clear();  // not finished: the run failed, and the folder stays without a manifest
+  }
+  changed_.notify_all();
+  worker_.join();
+}
+
+void DumpWriter::rethrow_failure() {
+  if (failure_) std::rethrow_exception(failure_);
+}
+
+void DumpWriter::enqueue(Job job) {
+  for (const auto* list : {&job.inputs, &job.outputs}) {
+    for (const DumpTensor& t : *list) job.bytes += int64_t(t.tensor.nbytes());
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  // One job may exceed the bound alone; then it waits for an empty queue.
+  changed_.wait(lock, [&] { return failure_ || queue_.empty() || queued_bytes_ + job.bytes <= kQueuedBytes; });
+  rethrow_failure();
+  queued_bytes_ += job.bytes;
+  queue_.push_back(std::move(job));
+  changed_.notify_all();
+}
+
+void DumpWriter::work() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopped
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    std::exception_ptr failed;
+    try {
+      const auto start = std::chrono::steady_clock::now();
+      write_layer(job);
+      write_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    lock.lock();
+    busy_ = false;
+    queued_bytes_ -= job.bytes;
+    if (failed) {
+      failure_ = failed;
+      queue_.clear();
+      queued_bytes_ = 0;
+    }
+    changed_.notify_all();
   }
 }
 
@@ -71,7 +129,7 @@ nlohmann::json run_json(const DumpInfo& info) {
 
 std::string DumpWriter::write_file(const std::string& stem, const DumpTensor& t) {
   const std::string file = stem + "." + t.role + ".npy";
-  write_npy(dir_ + "/" + file, t.tensor);
+  write_npy_unsynced(dir_ + "/" + file, t.tensor);  // made durable at once by finish()
   bytes_ += int64_t(t.tensor.nbytes());
   return file;
 }
@@ -99,6 +157,22 @@ std::string DumpWriter::write_output(const std::string& stem, const std::string&
 
 void DumpWriter::add_layer(const std::string& name, const std::string& line, double time_ms,
                            const std::vector<DumpTensor>& inputs, const std::vector<DumpTensor>& outputs) {
+  enqueue(Job{false, name, line, time_ms, inputs, outputs});
+}
+
+void DumpWriter::skip_layer(const std::string& name, const std::vector<DumpTensor>& outputs) {
+  enqueue(Job{true, name, "", 0, {}, outputs});
+}
+
+void DumpWriter::write_layer(const Job& job) {
+  const std::string& name = job.name;
+  if (job.skip) {
+    for (const DumpTensor& t : job.outputs) remember(name, t, "", content_hash(t.tensor));
+    return;
+  }
+  const std::vector<DumpTensor>&inputs = job.inputs, &outputs = job.outputs;
+  const std::string& line = job.line;
+  const double time_ms = job.time_ms;
   const std::string stem = stem_of(count_, name);
   std::string ins, outs;
   for (const DumpTensor& t : inputs) ins += (ins.empty() ? "" : ",") + write_input(stem, t);
@@ -111,17 +185,22 @@ void DumpWriter::add_layer(const std::string& name, const std::string& line, dou
   ++count_;
 }
 
-void DumpWriter::skip_layer(const std::string& name, const std::vector<DumpTensor>& outputs) {
-  for (const DumpTensor& t : outputs) remember(name, t, "", content_hash(t.tensor));
-}
-
 void DumpWriter::finish() {
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return failure_ || (queue_.empty() && !busy_); });
+    rethrow_failure();
+  }
   nlohmann::json head = {{"format", "parity-dump"}, {"version", 1},          {"model", info_.model},
                          {"backend", info_.backend}, {"device", info_.device}, {"seed", info_.seed},
                          {"tool_version", PARITY_VERSION}, {"run", run_json(info_)}};
   std::string text = head.dump();
   text.pop_back();
   text += ",\"layers\":[" + layers_json_ + "\n]}\n";
+  // Every tensor on disk before the manifest says the dump is complete.
+  const auto start = std::chrono::steady_clock::now();
+  sync_filesystem_of(dir_);
+  sync_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_file_atomically(dir_ + "/manifest.json", text);
 }
 

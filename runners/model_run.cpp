@@ -122,8 +122,10 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::strin
   std::memcpy(img.mutable_bytes(), pred.bytes() + size_t(xi) * img.nbytes(), img.nbytes());
   std::memcpy(mask.mutable_bytes(), xc.bytes() + size_t(xi * n_pred), size_t(n_pred));
   // x = x[xc[xi]]
+  // A copy of the layer's output: the dump writer may still be reading it when x changes below.
   Tensor x = run.run(base + ".x", "index x=" + img.shape().str() + " mask=" + std::to_string(n_pred),
-                     {{img, pred_source}, {mask, "nms.xc:out0"}});
+                     {{img, pred_source}, {mask, "nms.xc:out0"}})
+                 .clone();
   const int64_t n = x.shape()[0];
   if (n == 0) return 0;
   // x[:, 5:] *= x[:, 4:5]; box = xywh2xyxy(x[:, :4])   (float32, as torch computes them)
@@ -278,6 +280,7 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
   if (dump) {
     dump->finish();
     result.dump_bytes = dump->bytes_written();
+    result.dump_write_s = dump->write_seconds(), result.dump_sync_s = dump->sync_seconds();
   }
   return result;
 }

@@ -32,6 +32,7 @@ struct RunResult {
   int64_t layers = 0;
   double total_ms = 0;
   int64_t dump_bytes = 0, estimated_bytes = 0;
+  double dump_write_s = 0, dump_sync_s = 0;  // DumpWriter::write_seconds, sync_seconds
   std::vector<int64_t> detections;  // per image
 };
 
