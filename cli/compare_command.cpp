@@ -154,7 +154,7 @@ int bisect(const Options& o) {
     const LayerReport& origin = r.layers[size_t(r.origin)];
     fmt::print("origin: {} (layer {}, {})\n  defective: {}\n  {}\n  call: {}\n", origin.name, origin.index, origin.op,
                origin.defective != Sides::None ? sides_name(origin.defective)
-               : origin.rewired                ? "neither kernel: the two runs feed this layer from different layers (the model code)"
+               : origin.rewired                ? "neither kernel: the model code feeds this layer otherwise on the two runs (another layer, view or copy)"
                                                : "neither kernel: the data the two runs were given",
                origin.reason, origin.params);
     std::vector<std::string> propagated;

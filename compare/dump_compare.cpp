@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "compare/tolerance.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
@@ -119,6 +120,7 @@ class Comparer {
   Comparer(const Dump& a, const Dump& b, const CompareOptions& o)
       : a_(a), b_(b), o_(o), up_{std::vector<int64_t>(a.layers.size(), -1), std::vector<int64_t>(b.layers.size(), -1)},
         differs_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)},
+        steers_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)},
         b_of_a_(a.layers.size(), -1), a_of_b_(b.layers.size(), -1) {}
 
   CompareResult run() {
@@ -196,16 +198,17 @@ class Comparer {
     return best;
   }
 
-  // Whether some input of layer i of `side` comes from a layer whose outputs differ between A and B.
-  std::string differing_source(int side, int64_t i) const {
+  // An input of layer i of `side` that comes from a layer whose outputs steer (steers_).
+  std::string steering_source(int side, int64_t i) const {
     for (const DumpTensorInfo& t : dump(side).layers[size_t(i)].inputs) {
-      if (t.source_layer >= 0 && differs_[side][size_t(t.source_layer)]) return t.source;
+      if (t.source_layer >= 0 && steers_[side][size_t(t.source_layer)]) return t.source;
     }
     return "";
   }
 
-  void settle(int side, int64_t i, bool differs, int64_t origin_here) {
+  void settle(int side, int64_t i, bool differs, int64_t origin_here, bool steers) {
     differs_[side][size_t(i)] = differs;
+    steers_[side][size_t(i)] = steers;
     up_[side][size_t(i)] = origin_here;
   }
 
@@ -234,7 +237,7 @@ class Comparer {
     LayerReport r = report_for(l);
     const char* other = side == 0 ? "B" : "A";
     const int64_t up = upstream(side, i);
-    const std::string source = differing_source(side, i);
+    const std::string source = steering_source(side, i);
     r.reason = std::string("missing in ") + other;
     if (up >= 0) {
       propagate(r, up);
@@ -245,7 +248,7 @@ class Comparer {
       r.state = State::Failed;
       r.structural = true;
     }
-    settle(side, i, true, up);
+    settle(side, i, true, up, r.explained);
     return r;
   }
 
@@ -268,6 +271,10 @@ class Comparer {
   std::string rewired_input(const DumpLayer& la, const DumpLayer& lb) const {
     for (size_t k = 0; k < la.inputs.size() && k < lb.inputs.size(); ++k) {
       const DumpTensorInfo &ta = la.inputs[k], &tb = lb.inputs[k];
+      if (ta.source.empty() != tb.source.empty()) {
+        const auto from = [](const DumpTensorInfo& t) { return t.source.empty() ? std::string("no layer (data given)") : t.source; };
+        return "input " + ta.role + " comes from another layer: A reads " + from(ta) + ", B reads " + from(tb);
+      }
       if (ta.source_layer < 0 || tb.source_layer < 0) continue;
       const int64_t pa = b_of_a_[size_t(ta.source_layer)];
       if (pa < 0 || a_of_b_[size_t(tb.source_layer)] < 0) continue;  // a producer the other dump lacks: no telling
@@ -277,6 +284,45 @@ class Comparer {
       }
     }
     return "";
+  }
+
+  // An input taken from the same producer on both sides, a producer whose outputs agree within
+  // tolerance, yet the input itself differs beyond it: the view or copy between the producer and
+  // this layer (a chunk, a crop, a slice) is not the same on both sides. Each side may match the
+  // judge on its own inputs, so only this shows the defect. Inputs that are their producer's
+  // output as is agree whenever the producer does; derived ones are compared, under 16 times the
+  // dtype's tolerance (copies of agreeing data stay well within it, a wrong slice does not).
+  std::string inconsistent_input(const DumpLayer& la, const DumpLayer& lb) const {
+    for (size_t k = 0; k < la.inputs.size() && k < lb.inputs.size(); ++k) {
+      const DumpTensorInfo &ta = la.inputs[k], &tb = lb.inputs[k];
+      if (!ta.derived && !tb.derived) continue;
+      if (ta.source_layer < 0 || tb.source_layer < 0 || b_of_a_[size_t(ta.source_layer)] != tb.source_layer) continue;
+      if (differs_[0][size_t(ta.source_layer)] || differs_[1][size_t(tb.source_layer)]) continue;
+      const std::string what = "input " + ta.role + " differs though its producer " + ta.source + " agrees";
+      if (ta.dtype != tb.dtype || ta.shape != tb.shape) {
+        return what + " (A " + ta.dtype + " " + Shape(ta.shape).str() + ", B " + tb.dtype + " " + Shape(tb.shape).str() +
+               "): the view or copy between them differs (the model code)";
+      }
+      if (a_.hash_of(ta) == b_.hash_of(tb)) continue;
+      const Tensor x = a_.load(ta), y = b_.load(tb);
+      Tolerance tol = profile_tolerance(x.dtype(), precision_profile(o_.judge.precision));
+      tol.atol *= 16, tol.rtol *= 16;
+      const TensorDiff d = compare_tensors(x, y, tol);
+      if (d.state == State::Failed) return what + ": " + d.reason + ": the view or copy between them differs (the model code)";
+    }
+    return "";
+  }
+
+  // Outputs that differ as control flow reads them: another shape or dtype, or an integer or bool
+  // output (an index, a count, a mask) that differs.
+  bool steering_difference(const DumpLayer& l, const LayerVerdict& v) const {
+    for (size_t k = 0; k < v.outputs.size(); ++k) {
+      const TensorDiff& d = v.outputs[k].diff;
+      if (d.structural) return true;
+      const std::optional<DType> dt = k < l.outputs.size() ? dtype_from_name(l.outputs[k].dtype) : std::nullopt;
+      if (d.bad > 0 && dt && !is_floating(*dt)) return true;
+    }
+    return v.outputs.size() != l.outputs.size();
   }
 
   bool same_input_bytes(const DumpLayer& la, const DumpLayer& lb) const {
@@ -297,7 +343,10 @@ class Comparer {
     const std::string ca = canonical_call(la.params), cb = canonical_call(lb.params);
     if (ca != cb) r.params_b = lb.params;
     origin_id_ = -1;
-    if (!same_call(la, lb, ca, cb) || la.inputs.size() != lb.inputs.size()) {
+    // Lines that differ only in the input shapes they name are the same call when those shapes
+    // followed data that steers (a count upstream differs); otherwise the model code differs.
+    const bool shapes_followed_data = ca != cb && (!steering_source(0, ia).empty() || !steering_source(1, ib).empty());
+    if (!same_call(la, lb, ca, cb) || la.inputs.size() != lb.inputs.size() || (ca != cb && !shapes_followed_data)) {
       r.reason = "B ran another call: " + lb.params;
       if (up >= 0) {
         propagate(r, up);
@@ -305,7 +354,7 @@ class Comparer {
         r.state = State::Failed;
         r.structural = true;
       }
-      settle(0, ia, true, up), settle(1, ib, true, up);
+      settle(0, ia, true, up, true), settle(1, ib, true, up, true);
       return r;
     }
     PairWork& w = work_.at(ia);
@@ -313,7 +362,8 @@ class Comparer {
     r.verdict = std::move(w.verdict);
     const LayerVerdict& v = r.verdict;
     r.reason = v.reason;
-    const std::string rewired = v.differs && up < 0 ? rewired_input(la, lb) : "";
+    std::string rewired = v.differs && up < 0 ? rewired_input(la, lb) : "";
+    if (rewired.empty() && v.differs && up < 0 && v.state != State::Failed) rewired = inconsistent_input(la, lb);
     if (!input_finding.empty()) {
       make_origin(r);
       r.reason = input_finding + (v.reason.empty() ? "" : "; " + v.reason);
@@ -334,7 +384,8 @@ class Comparer {
     }
     const int64_t here = origin_id_ >= 0 ? origin_id_ : up;
     const bool differs = v.differs || !input_finding.empty();
-    settle(0, ia, differs, here), settle(1, ib, differs, here);
+    const bool steers = differs && (steering_difference(la, v) || ca != cb || r.structural);
+    settle(0, ia, differs, here, steers), settle(1, ib, differs, here, steers);
     return r;
   }
 
@@ -423,6 +474,10 @@ class Comparer {
   // whether its outputs differ between A and B.
   std::vector<int64_t> up_[2];
   std::vector<char> differs_[2];
+  // Per side and layer: its outputs differ in a way control flow follows (a count or shape, an
+  // index, a mask), so layers downstream may run on one side only, or with other input shapes.
+  // Rounding differences in float values never steer.
+  std::vector<char> steers_[2];
   std::vector<int64_t> b_of_a_, a_of_b_;  // the paired layer on the other side, or -1
   std::map<int64_t, PairWork> work_;      // by A index: the pairs judged
   std::vector<std::string> origin_names_;

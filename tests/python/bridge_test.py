@@ -224,7 +224,7 @@ class Recording(unittest.TestCase):
             self.assertEqual(code, 2, out)
             self.assertIn("origin: cat", out)
             self.assertIn("input x0 comes from another layer", out)
-            self.assertIn("feed this layer from different layers", out)
+            self.assertIn("the model code feeds this layer otherwise", out)
             self.assertNotIn("missing in", out)  # the same layers ran on both sides
 
     def test_two_calls_keep_their_post_processing(self):
@@ -319,6 +319,79 @@ class Yolov5Style(unittest.TestCase):
         self.assertEqual(code, 1, out)
         origin = next(l for l in report["layers"] if l["origin"])
         self.assertEqual((origin["op"], origin["defective"]), ("conv2d", "B"), out)
+
+
+class Glue(torch.nn.Module):
+    """Model code between layers, with a defect to plant: the wrong chunk half, a crop off by one
+    pixel, a residual from the block's input instead of its output, an extra op on one side."""
+
+    def __init__(self):
+        super().__init__()
+        self.cv1, self.m = torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.body, self.cv2 = torch.nn.Conv2d(24, 24, 3, padding=1), torch.nn.Conv2d(24, 8, 1)
+        self.act = torch.nn.SiLU()
+        self.register_buffer("given", torch.rand(1, 24, 31, 31))  # data no layer produces
+
+    def forward(self, x, defect=None):
+        y = list(self.act(self.cv1(x)).chunk(2, 1))
+        y.append(self.act(self.m(y[0] if defect == "chunk" else y[1])))
+        z = torch.cat(y, 1)
+        z = z[..., 1:, 1:] if defect == "crop" else z[..., :-1, :-1]
+        h = self.act(self.body(z))
+        if defect == "roll":
+            h = torch.roll(h, 1, 2)
+        skip = self.given if defect == "residual" else z
+        return self.cv2(skip + h)
+
+
+class ModelCodeDefects(unittest.TestCase):
+    """Two correct runs that differ by rounding (float32, float64 written as float32), a defect in
+    the code between layers on one side: never a PASS, and the origin is the layer fed wrongly."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        torch.manual_seed(0)
+        cls.net = Glue().eval()
+        cls.x = torch.randn(1, 3, 32, 32)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def dump(self, dtype, defect=None):
+        path = os.path.join(self.tmp.name, f"{dtype}-{defect}".replace("torch.", ""))
+        if not os.path.exists(path):
+            self.net.to(dtype)
+            image = self.x.to(dtype)
+            with torch.no_grad(), parity_torch.dump(path, self.net, dtype=torch.float32):
+                self.net(image, defect)
+            self.net.float()
+        return path
+
+    def check(self, defect, origin):
+        for a, b in ((self.dump(torch.float32), self.dump(torch.float64, defect)),
+                     (self.dump(torch.float32, defect), self.dump(torch.float64))):
+            code, out, report = compare_json(a, b)
+            self.assertNotEqual(code, 0, f"{defect}: a false PASS\n{out}")
+            if origin:
+                self.assertEqual(origin_of(report), origin, out)
+
+    def test_the_clean_runs_pass(self):
+        code, out, _ = compare_json(self.dump(torch.float32), self.dump(torch.float64))
+        self.assertEqual(code, 0, out)
+
+    def test_the_wrong_chunk_half_is_named_at_its_consumer(self):
+        self.check("chunk", "m")
+
+    def test_a_crop_off_by_one_pixel_is_named_at_its_consumer(self):
+        self.check("crop", "body")
+
+    def test_a_residual_from_data_no_layer_produced_is_named(self):
+        self.check("residual", "add")
+
+    def test_an_op_on_one_side_only_is_not_excused_by_rounding(self):
+        self.check("roll", None)
 
 
 class ReadmeSection(unittest.TestCase):
