@@ -6,16 +6,13 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "compare/report_rows.h"
 #include "core/atomic_file.h"
 #include "kernels/op_line.h"
 
 namespace parity {
 
 namespace {
-
-struct Row {
-  std::string state, max_abs, mean_abs, max_rel, cosine, ulp, bits, pct, worst, name, note;
-};
 
 std::string g3(double v) { return fmt::format("{:.3g}", v); }
 
@@ -28,8 +25,10 @@ std::string nd_text(const std::vector<int64_t>& idx) {
 
 std::string state_text(const LayerReport& l) { return std::string(state_name(l.state)) + (l.origin ? "*" : ""); }
 
-Row row_of(const LayerReport& l, const TensorDiff* w, const PrecisionStats* st, const std::string& name) {
-  Row r;
+}  // namespace
+
+ReportRow report_row(const LayerReport& l, const TensorDiff* w, const PrecisionStats* st, const std::string& name) {
+  ReportRow r;
   r.bits = st && st->samples > 0 ? st->cell() : "-";
   r.state = state_text(l);
   r.name = name;
@@ -45,9 +44,8 @@ Row row_of(const LayerReport& l, const TensorDiff* w, const PrecisionStats* st, 
   return r;
 }
 
-Row row_of(const LayerReport& l) { return row_of(l, l.worst(), l.verdict.precision_stats(), l.name); }
+ReportRow report_row(const LayerReport& l) { return report_row(l, l.worst(), l.verdict.precision_stats(), l.name); }
 
-// The header lines every format shows: the judge, the profile, and dtypes compared widened.
 std::vector<std::string> judged_how(const CompareResult& r, const ReportHeader& h) {
   std::vector<std::string> lines = {"judge " + h.judge + ", precision " + h.precision};
   for (const LayerReport& l : r.layers) {
@@ -59,17 +57,7 @@ std::vector<std::string> judged_how(const CompareResult& r, const ReportHeader& 
   return lines;
 }
 
-std::string escape_html(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
-  }
-  return o;
-}
+namespace {
 
 // JSON numbers cannot be NaN or infinite: those go as strings ("nan", "inf").
 nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(shortest_double(v)); }
@@ -119,14 +107,14 @@ void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& 
   out << "A: " << h.a << "\nB: " << h.b << "\n";
   for (const std::string& s : judged_how(r, h)) out << s << "\n";
   for (const std::string& p : r.provenance) out << "provenance differs: " << p << "\n";
-  std::vector<Row> rows = {{"state", "max abs", "mean abs", "max rel", "cosine", "ULP", "bits", "% out", "worst", "layer", ""}};
+  std::vector<ReportRow> rows = {{"state", "max abs", "mean abs", "max rel", "cosine", "ULP", "bits", "% out", "worst", "layer", ""}};
   std::vector<const LayerReport*> layer_of = {nullptr};
   for (const LayerReport& l : r.layers) {
-    rows.push_back(row_of(l));
+    rows.push_back(report_row(l));
     layer_of.push_back(&l);
     if (all_tensors && l.verdict.outputs.size() > 1) {
       for (const OutputVerdict& t : l.verdict.outputs) {
-        Row tr = row_of(l, &t.diff, &t.precision, "  " + l.name + ":" + t.role);
+        ReportRow tr = report_row(l, &t.diff, &t.precision, "  " + l.name + ":" + t.role);
         tr.note = t.diff.reason;
         rows.push_back(tr);
         layer_of.push_back(nullptr);
@@ -134,12 +122,12 @@ void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& 
     }
   }
   size_t w[10] = {};
-  for (const Row& x : rows) {
+  for (const ReportRow& x : rows) {
     const std::string* f[10] = {&x.state, &x.max_abs, &x.mean_abs, &x.max_rel, &x.cosine, &x.ulp, &x.bits, &x.pct, &x.worst, &x.name};
     for (int k = 0; k < 10; ++k) w[k] = std::max(w[k], f[k]->size());
   }
   for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& x = rows[i];
+    const ReportRow& x = rows[i];
     std::string state = fmt::format("{:<{}}", x.state, w[0]);
     if (colour && i > 0) {
       const char* c = x.state.rfind("PASSED", 0) == 0 ? "\033[32m" : x.state.rfind("FAILED", 0) == 0 ? "\033[31m" : "\033[33m";
@@ -211,79 +199,6 @@ void write_csv(const std::string& path, const CompareResult& r) {
     }
   }
   write_file_atomically(path, s);
-}
-
-namespace {
-std::string judged_html(const CompareResult& r, const ReportHeader& h) {
-  std::string s;
-  for (const std::string& line : judged_how(r, h)) s += (s.empty() ? "" : "<br>") + escape_html(line);
-  return s;
-}
-
-std::string provenance_html(const CompareResult& r) {
-  std::string s;
-  for (const std::string& p : r.provenance) s += "<br>provenance differs: " + escape_html(p);
-  return s;
-}
-}  // namespace
-
-void write_html(const std::string& path, const CompareResult& r, const ReportHeader& h) {
-  // The plot: per layer, the worst output's max abs error (dots) and the tolerance at its worst
-  // element (line), log scale; zero errors sit on the floor.
-  const double floor_v = 1e-12;
-  double lo = 1e-9, hi = 1e-3;
-  for (const LayerReport& l : r.layers) {
-    if (const TensorDiff* w = l.worst()) {
-      for (double v : {w->max_abs, w->worst_allowed}) {
-        if (v > floor_v) lo = std::min(lo, v), hi = std::max(hi, v);
-      }
-    }
-  }
-  const double l0 = std::floor(std::log10(lo)), l1 = std::ceil(std::log10(hi));
-  const int W = 1000, H = 320, L = 60, B = 30;
-  const size_t n = std::max<size_t>(r.layers.size(), 1);
-  auto x_of = [&](size_t i) { return L + double(i) * double(W - L - 10) / double(n); };
-  auto y_of = [&](double v) { return double(H - B) - (std::log10(std::max(v, std::pow(10.0, l0))) - l0) / (l1 - l0) * double(H - B - 10); };
-  std::string svg = fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-size='11'>", W, H);
-  for (double e = l0; e <= l1; e += 1) {
-    svg += fmt::format("<line x1='{}' x2='{}' y1='{:.1f}' y2='{:.1f}' stroke='#ddd'/><text x='5' y='{:.1f}'>1e{}</text>", L, W - 10,
-                       y_of(std::pow(10.0, e)), y_of(std::pow(10.0, e)), y_of(std::pow(10.0, e)) + 4, int(e));
-  }
-  std::string tol_path;
-  for (size_t i = 0; i < r.layers.size(); ++i) {
-    const LayerReport& l = r.layers[i];
-    const TensorDiff* w = l.worst();
-    if (!w) continue;
-    if (w->worst_allowed > 0) tol_path += fmt::format("{}{:.1f},{:.1f} ", tol_path.empty() ? "M" : "L", x_of(i), y_of(w->worst_allowed));
-    const char* colour = l.state == State::Failed ? (l.origin ? "#c00" : "#f88") : l.state == State::Mistrusted ? "#d90" : "#393";
-    svg += fmt::format("<circle cx='{:.1f}' cy='{:.1f}' r='{}' fill='{}'><title>{} {}: max abs {:.3g}, tolerance {:.3g}</title></circle>",
-                       x_of(i), y_of(std::max(w->max_abs, floor_v)), l.origin ? 5 : 3, colour, i, escape_html(l.name), w->max_abs,
-                       w->worst_allowed);
-  }
-  if (!tol_path.empty()) svg += "<path d='" + tol_path + "' fill='none' stroke='#36c' stroke-width='1'/>";
-  svg += fmt::format("<text x='{}' y='{}'>layer index</text><text x='{}' y='12' fill='#36c'>tolerance at the worst element</text>"
-                     "<text x='{}' y='26'>max abs error (red: failed, larger: origin)</text></svg>",
-                     W / 2, H - 5, W - 330, W - 330);
-  std::string table = "<table><tr><th>#</th><th>state</th><th>layer</th><th>op</th><th>max abs</th><th>mean abs</th><th>max rel</th>"
-                      "<th>cosine</th><th>ULP</th><th>bits</th><th>% out</th><th>note</th></tr>\n";
-  for (size_t i = 0; i < r.layers.size(); ++i) {
-    const Row x = row_of(r.layers[i]);
-    const char* cls = r.layers[i].state == State::Failed ? "f" : r.layers[i].state == State::Mistrusted ? "m" : "p";
-    table += fmt::format("<tr class='{}'><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                         cls, i, x.state, escape_html(x.name), escape_html(r.layers[i].op), x.max_abs, x.mean_abs, x.max_rel, x.cosine,
-                         x.ulp, x.bits, x.pct, escape_html(x.note));
-  }
-  table += "</table>";
-  const std::string page =
-      "<!DOCTYPE html><html><head><meta charset='utf-8'><title>parity compare</title><style>"
-      "body{font-family:sans-serif;margin:20px}table{border-collapse:collapse;font-size:12px}"
-      "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:nth-child(3),td:nth-child(12){text-align:left}"
-      "tr.f{background:#fdd}tr.m{background:#ffe9b3}</style></head><body>"
-      "<h2>parity compare</h2><p>A: " + escape_html(h.a) + "<br>B: " + escape_html(h.b) + "<br>" + judged_html(r, h) +
-      provenance_html(r) + "</p><p><b>" +
-      escape_html(summary_line(r)) + "</b></p>" + svg + table + "</body></html>\n";
-  write_file_atomically(path, page);
 }
 
 }  // namespace parity

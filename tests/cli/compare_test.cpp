@@ -54,6 +54,79 @@ TEST_F(CompareCli, CorrectKernelPassesWithReports) {
   EXPECT_EQ(run_parity({"bisect", dump("ref"), dump("aten")}).exit_code, 0);
 }
 
+// The table row whose layer cell starts with `name`, "" when none.
+std::string html_row_of_layer(const std::string& html, const std::string& name) {
+  const size_t cell = html.find("<td class='l'>" + name + "<");
+  if (cell == std::string::npos) return "";
+  const size_t start = html.rfind("<tr id=", cell);
+  return html.substr(start, html.find("</tr>", cell) - start);
+}
+
+// The value of the first attribute `key` at or after `from` (before it when `backwards`); "" when none.
+std::string attribute_at(const std::string& html, size_t from, const std::string& key, bool backwards) {
+  if (from == std::string::npos) return "";
+  const size_t at = backwards ? html.rfind(key + "='", from) : html.find(key + "='", from);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + key.size() + 2;
+  return html.substr(begin, html.find('\'', begin) - begin);
+}
+
+// The plot's link, column and marks of the layer in table row `row_html`.
+std::string plot_layer_of_row(const std::string& html, const std::string& row_html) {
+  const size_t at = html.find("<a href='#" + attribute_at(row_html, 0, "id", false) + "' class='layer'>");
+  return at == std::string::npos ? "" : html.substr(at, html.find("</a>", at) - at);
+}
+
+// The HTML page of a real comparison, compare's and bisect's: a row per layer linked from the
+// plot, the origin linked from the header, identical float layers on the zero baseline, keep
+// lists of other lengths on the structural lane.
+TEST_F(CompareCli, HtmlReportLinksRowsAndOrigin) {
+  const std::string page = dir_->file("bias.html"), bisect_page = dir_->file("bisect.html");
+  EXPECT_EQ(run_parity({"compare", dump("ref"), dump("faulty:bias:4"), "--html", page}).exit_code, 1);
+  EXPECT_EQ(run_parity({"bisect", dump("ref"), dump("faulty:bias:4"), "--html", bisect_page}).exit_code, 1);
+  for (const std::string& path : {page, bisect_page}) {
+    const std::string html = test::read_text(path);
+    size_t rows = 0;
+    for (size_t at = html.find("<tr id='L"); at != std::string::npos; at = html.find("<tr id='L", at + 1)) {
+      EXPECT_EQ(html.compare(at, 9 + std::to_string(rows).size() + 1, "<tr id='L" + std::to_string(rows) + "'"), 0) << rows;
+      EXPECT_NE(html.find("<a href='#L" + std::to_string(rows) + "' class='layer'>"), std::string::npos) << rows;
+      ++rows;
+    }
+    EXPECT_EQ(rows, 157u);
+    const std::string header = html.substr(0, html.find("<svg"));
+    EXPECT_NE(header.find("Origin: <a href='#L6'>model.2.m.0.cv1.conv</a> (layer 6, conv2d, defective: B)"), std::string::npos)
+        << header;
+    EXPECT_EQ(html.find("http"), html.find("http://www.w3.org/2000/svg"));
+    // The first layers are identical: their dots sit on the dashed zero baseline.
+    const std::string zero_y = attribute_at(html, html.find("class='zero'"), "y1", true);
+    ASSERT_FALSE(zero_y.empty());
+    EXPECT_EQ(attribute_at(html, html.find("<a href='#L0' class='layer'>"), "cy", false), zero_y);
+    // Fewer candidates reach nms: the argsort's output is shorter on B.
+    const std::string sort = html_row_of_layer(html, "nms.0.sort");
+    EXPECT_NE(sort.find("class='tag struct'"), std::string::npos) << sort;
+    EXPECT_NE(plot_layer_of_row(html, sort).find("class='pt struct s-failed'"), std::string::npos) << plot_layer_of_row(html, sort);
+  }
+}
+
+// int64 outputs (argsort, nonzero) are told apart from float errors by what the judge computed
+// for them: their own lane on the plot and a tag in the table.
+TEST_F(CompareCli, HtmlReportMarksIndexOutputs) {
+  const std::string page = dir_->file("aten.html");
+  EXPECT_EQ(run_parity({"compare", dump("ref"), dump("aten"), "--html", page}).exit_code, 0);
+  const std::string html = test::read_text(page);
+  for (const char* index_layer : {"nms.0.sort", "nms.0.multi_label.nonzero"}) {
+    const std::string row = html_row_of_layer(html, index_layer);
+    EXPECT_NE(row.find("class='tag exact'"), std::string::npos) << index_layer << ": " << row;
+    const std::string marks = plot_layer_of_row(html, row);
+    EXPECT_NE(marks.find("class='pt exact s-passed'"), std::string::npos) << index_layer << ": " << marks;
+    EXPECT_EQ(marks.find("pt float"), std::string::npos) << index_layer << ": " << marks;
+  }
+  const std::string conv = html_row_of_layer(html, "model.0.conv");
+  ASSERT_FALSE(conv.empty());
+  EXPECT_EQ(conv.find("class='tag exact'"), std::string::npos) << conv;
+  EXPECT_NE(plot_layer_of_row(html, conv).find("class='pt float s-passed'"), std::string::npos) << plot_layer_of_row(html, conv);
+}
+
 TEST_F(CompareCli, DefectIsCaughtAndBisectedWithRerun) {
   auto r = run_parity({"compare", dump("ref"), dump("faulty:bias:4")});
   EXPECT_EQ(r.exit_code, 1) << r.out;

@@ -1,0 +1,252 @@
+// The HTML report's structure on a hand-made comparison whose every row is of a known kind: one
+// table row per layer with an id the plot links to, the origin linked from the header, exact
+// zeros on the zero baseline, int/bool outputs in their own lane and tagged, structural rows on
+// the plot, notes filled, nothing fetched.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "compare/report.h"
+#include "support/test_support.h"
+
+namespace parity {
+namespace {
+
+OutputVerdict float_output(double max_abs, double tolerance, int64_t bad = 0) {
+  OutputVerdict t;
+  t.role = "out0";
+  t.identical = max_abs == 0;
+  t.diff.count = 100;
+  t.diff.bad = bad;
+  t.diff.max_abs = max_abs;
+  t.diff.worst_allowed = tolerance;
+  if (bad > 0) t.diff.state = State::Failed;
+  t.precision.samples = 100;  // the judge gives every float output of matching shape its figures
+  return t;
+}
+
+// An int64 keep list or argsort: compared exactly, so no precision figures.
+OutputVerdict index_output(int64_t bad, int64_t count, double max_abs) {
+  OutputVerdict t;
+  t.role = "out0";
+  t.diff.count = count;
+  t.diff.bad = bad;
+  t.diff.max_abs = max_abs;
+  t.diff.state = bad > 0 ? State::Failed : State::Passed;
+  return t;
+}
+
+LayerReport layer(const std::string& name, const std::string& op, State state, std::vector<OutputVerdict> outputs) {
+  LayerReport l;
+  l.name = name;
+  l.op = op;
+  l.state = state;
+  l.verdict.state = state;
+  l.verdict.outputs = std::move(outputs);
+  return l;
+}
+
+// Rows, in order: exact zero, rounding, the origin, an index output, a layer B lacks, an
+// explained layer, and a second origin.
+CompareResult sample_result() {
+  CompareResult r;
+  r.layers.push_back(layer("model.0.conv", "conv2d", State::Passed, {float_output(0, 0)}));
+  r.layers.push_back(layer("model.0.act", "silu", State::Passed, {float_output(2e-6, 1e-5)}));
+  LayerReport origin = layer("model.1.conv", "conv2d", State::Failed, {float_output(0.05, 1.2e-5, 1600)});
+  origin.origin = true;
+  origin.defective = Sides::B;
+  origin.reason = "B is not the judge's on B's own inputs";
+  r.layers.push_back(origin);
+  LayerReport sort = layer("nms.0.sort", "argsort", State::Failed, {index_output(10, 50, 37)});
+  sort.propagated_from = "model.1.conv";
+  sort.reason = "explained by its inputs: out0: 10 of 50 elements differ";
+  r.layers.push_back(sort);
+  LayerReport missing = layer("nms.0.output", "index", State::Failed, {});
+  missing.structural = true;
+  missing.reason = "only in A";
+  r.layers.push_back(missing);
+  LayerReport explained = layer("model.2.cv1.conv", "conv2d", State::Passed, {float_output(3e-4, 2e-5, 3)});
+  explained.explained = true;
+  explained.reason = "explained by its inputs (each side is the judge's on its own inputs): out0: A < B";
+  r.layers.push_back(explained);
+  LayerReport second = layer("model.3.conv", "conv2d", State::Failed, {float_output(0.1, 1e-5, 7)});
+  second.origin = true;
+  second.defective = Sides::A;
+  second.reason = "A is not the judge's on A's own inputs";
+  r.layers.push_back(second);
+  r.origin = 2;
+  r.other_origins = {6};
+  r.passed = 3, r.failed = 4, r.structural = 1, r.explained = 1;
+  return r;
+}
+
+std::string html_of(const CompareResult& r) {
+  test::TempDir dir;
+  write_html(dir.file("r.html"), r, ReportHeader{"a (ref, cpu)", "b (aten, cpu)", "ref", "fp32"});
+  return test::read_text(dir.file("r.html"));
+}
+
+std::vector<std::string> all_matches(const std::string& text, const std::string& pattern) {
+  std::vector<std::string> found;
+  const std::regex re(pattern);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) found.push_back((*it)[1]);
+  return found;
+}
+
+// The plot's part for one row: its link, hover column and marks.
+std::string plot_layer(const std::string& html, size_t row) {
+  const std::string open = "<a href='#L" + std::to_string(row) + "' class='layer'>";
+  const size_t at = html.find(open);
+  if (at == std::string::npos) return "";
+  return html.substr(at, html.find("</a>", at) - at);
+}
+
+std::string table_row(const std::string& html, size_t row) {
+  const std::string open = "<tr id='L" + std::to_string(row) + "'";
+  const size_t at = html.find(open);
+  if (at == std::string::npos) return "";
+  return html.substr(at, html.find("</tr>", at) - at);
+}
+
+double number_after(const std::string& text, const std::string& key) {
+  const size_t at = text.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + key.size()));
+}
+
+double zero_baseline_y(const std::string& html) {
+  std::smatch m;
+  const bool found = std::regex_search(html, m, std::regex("<line [^>]*y1='([0-9.]+)'[^>]*class='zero'/>"));
+  return found ? std::stod(m[1]) : -1;
+}
+
+TEST(HtmlReport, OneRowPerLayerEachLinkedFromThePlot) {
+  const CompareResult r = sample_result();
+  const std::string html = html_of(r);
+  const std::vector<std::string> ids = all_matches(html, "<tr id='(L[0-9]+)'");
+  ASSERT_EQ(ids.size(), r.layers.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_EQ(ids[i], "L" + std::to_string(i));
+    const std::string row = table_row(html, i);
+    EXPECT_NE(row.find(">" + r.layers[i].name), std::string::npos) << row;
+    EXPECT_FALSE(plot_layer(html, i).empty()) << "no plot link to row " << i;
+  }
+  // Every link on the page lands on a row.
+  for (const std::string& target : all_matches(html, "href='#([^']*)'")) {
+    EXPECT_NE(std::find(ids.begin(), ids.end(), target), ids.end()) << target;
+  }
+}
+
+TEST(HtmlReport, OriginLinkedFromTheHeaderAndHighlighted) {
+  const std::string html = html_of(sample_result());
+  const std::string header = html.substr(0, html.find("<svg"));
+  EXPECT_NE(header.find("Origin: <a href='#L2'>model.1.conv</a>"), std::string::npos) << header;
+  EXPECT_NE(header.find("defective: B"), std::string::npos) << header;
+  EXPECT_NE(header.find("Also origins: <a href='#L6'>model.3.conv</a>"), std::string::npos) << header;
+  EXPECT_NE(plot_layer(html, 2).find("class='pt float s-origin'"), std::string::npos) << plot_layer(html, 2);
+  EXPECT_NE(html.find("class='originband'"), std::string::npos);
+  EXPECT_NE(html.find("class='originband other'"), std::string::npos);
+  EXPECT_NE(table_row(html, 2).find("class='s-origin'"), std::string::npos) << table_row(html, 2);
+  EXPECT_EQ(table_row(html, 1).find("s-origin"), std::string::npos) << table_row(html, 1);
+}
+
+TEST(HtmlReport, ExactZerosSitOnTheZeroBaseline) {
+  const std::string html = html_of(sample_result());
+  const double zero_y = zero_baseline_y(html);
+  ASSERT_GT(zero_y, 0);
+  const std::string exact = plot_layer(html, 0), rounding = plot_layer(html, 1);
+  EXPECT_DOUBLE_EQ(number_after(exact, "cy='"), zero_y) << exact;
+  // A non-zero error sits on the log scale, above the baseline, and its tolerance is drawn.
+  const double rounding_y = number_after(rounding, "cy='");
+  EXPECT_GT(rounding_y, 0) << rounding;
+  EXPECT_LT(rounding_y, zero_y - 10) << rounding;
+  EXPECT_NE(html.find("class='tol'"), std::string::npos);
+}
+
+TEST(HtmlReport, IntOutputsInTheirOwnLaneAndTagged) {
+  const std::string html = html_of(sample_result());
+  const std::string sort = plot_layer(html, 3);
+  // A diamond below the zero baseline, not a dot on the float scale: its max abs (37) is a
+  // difference of indices.
+  EXPECT_NE(sort.find("class='pt exact s-failed'"), std::string::npos) << sort;
+  EXPECT_EQ(sort.find("pt float"), std::string::npos) << sort;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(sort, m, std::regex("d='M[0-9.]+,[0-9.]+L[0-9.]+,([0-9.]+)L"))) << sort;
+  const double y = std::stod(m[1]);
+  EXPECT_GT(y, zero_baseline_y(html)) << sort;
+  // Above the lane's own line for "no element differs".
+  std::smatch none;
+  ASSERT_TRUE(std::regex_search(html, none, std::regex("<line [^>]*y1='([0-9.]+)'[^>]*class='axis'/>")));
+  EXPECT_LT(y, std::stod(none[1]) - 5) << sort;
+  EXPECT_NE(sort.find("10 of 50 elements differ"), std::string::npos) << sort;
+  EXPECT_NE(table_row(html, 3).find("class='tag exact'"), std::string::npos) << table_row(html, 3);
+  EXPECT_EQ(table_row(html, 1).find("class='tag exact'"), std::string::npos) << table_row(html, 1);
+  // The float scale is fitted to float errors only: it tops out at 1e-1 for 0.1, not at 1e2 for 37.
+  EXPECT_NE(html.find(">1e-1</text>"), std::string::npos);
+  EXPECT_EQ(html.find(">1e0</text>"), std::string::npos);
+}
+
+TEST(HtmlReport, StructuralRowsOnThePlot) {
+  const std::string html = html_of(sample_result());
+  const std::string missing = plot_layer(html, 4);
+  EXPECT_NE(missing.find("class='pt struct s-failed'"), std::string::npos) << missing;
+  EXPECT_EQ(missing.find("pt float"), std::string::npos) << missing;
+  EXPECT_NE(table_row(html, 4).find("class='tag struct'"), std::string::npos) << table_row(html, 4);
+  EXPECT_EQ(plot_layer(html, 1).find("pt struct"), std::string::npos) << plot_layer(html, 1);
+}
+
+TEST(HtmlReport, NotesFilledAndEscaped) {
+  const CompareResult r = sample_result();
+  const std::string html = html_of(r);
+  EXPECT_NE(table_row(html, 5).find("explained by its inputs (each side is the judge&#39;s on its own inputs): out0: A &lt; B"),
+            std::string::npos)
+      << table_row(html, 5);
+  EXPECT_NE(table_row(html, 3).find("propagated from model.1.conv: explained by its inputs"), std::string::npos) << table_row(html, 3);
+  EXPECT_EQ(html.find("A < B"), std::string::npos);
+  // Explained passes are drawn hollow, apart from plain passes.
+  EXPECT_NE(plot_layer(html, 5).find("s-passed explained"), std::string::npos) << plot_layer(html, 5);
+  EXPECT_EQ(plot_layer(html, 1).find("explained"), std::string::npos) << plot_layer(html, 1);
+}
+
+TEST(HtmlReport, SelfContainedAndScalesWithTheWindow) {
+  const std::string html = html_of(sample_result());
+  EXPECT_EQ(html.find("http"), html.find("http://www.w3.org/2000/svg"));
+  EXPECT_EQ(html.find("http", html.find("http") + 1), std::string::npos);
+  EXPECT_EQ(html.find(" src="), std::string::npos);
+  EXPECT_NE(html.find("viewBox='0 0 1200 "), std::string::npos);
+  EXPECT_NE(html.find("width='100%'"), std::string::npos);
+  // Sorting and filtering live in the page itself.
+  EXPECT_NE(html.find("<script>"), std::string::npos);
+  EXPECT_NE(html.find("<input id='filter'"), std::string::npos);
+}
+
+std::vector<std::string> axis_labels(const std::string& html) { return all_matches(html, "class='xlabel'>([^<]*)</text>"); }
+
+TEST(HtmlReport, AxisNamesEachLayerWhenTheyFit) {
+  const CompareResult r = sample_result();
+  const std::vector<std::string> labels = axis_labels(html_of(r));
+  ASSERT_EQ(labels.size(), r.layers.size());
+  for (size_t i = 0; i < labels.size(); ++i) EXPECT_EQ(labels[i], r.layers[i].name);
+}
+
+TEST(HtmlReport, AxisNamesModuleGroupsWhenLayersDoNotFit) {
+  CompareResult r;
+  for (int k = 0; k < 100; ++k) {
+    for (const char* part : {".cv1.conv", ".cv1.act", ".cv2.conv"}) {
+      r.layers.push_back(layer("model." + std::to_string(k) + part, "conv2d", State::Passed, {float_output(1e-6, 1e-5)}));
+    }
+  }
+  const std::string html = html_of(r);
+  const std::vector<std::string> labels = axis_labels(html);
+  ASSERT_FALSE(labels.empty());
+  EXPECT_LT(labels.size(), 100u);  // crowded groups are left out, never drawn over each other
+  EXPECT_EQ(labels.front(), "model.0");
+  for (const std::string& l : labels) EXPECT_TRUE(std::regex_match(l, std::regex("model\\.[0-9]+"))) << l;
+  EXPECT_EQ(all_matches(html, "<tr id='(L[0-9]+)'").size(), 300u);
+}
+
+}  // namespace
+}  // namespace parity
