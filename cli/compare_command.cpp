@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <iostream>
 
 #include "cli/command.h"
@@ -11,6 +10,7 @@
 #include "compare/report.h"
 #include "compare/judge.h"
 #include "core/error.h"
+#include "core/stopwatch.h"
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
 
@@ -35,10 +35,6 @@ void print_timing(const CompareResult& r, double read_s) {
   for (const auto& [op, c] : t.local_by_op) layers += c.layers;
   fmt::print(stderr, "  local checks               {:8.3f} s wall, {} layers\n", t.local_s, layers);
   for (const auto& [op, c] : t.local_by_op) fmt::print(stderr, "    {:<24} {:8.3f} s thread time, {} layers\n", op, c.thread_s, c.layers);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 ReportHeader header_of(const Options& o, const Dump& a, const Dump& b) {
@@ -77,9 +73,9 @@ int exit_code(const CompareResult& r) {
 
 int compare(const Options& o) {
   parse_precision(o.precision);  // a bad profile is a usage error before any dump is read
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch reading;
   const Dump a = read_dump(o.a), b = read_dump(o.b);
-  const double read_s = seconds_since(start);
+  const double read_s = reading.seconds();
   const CompareResult r = run_compare(o, a, b);
   if (o.timing) print_timing(r, read_s);
   const ReportHeader h = header_of(o, a, b);
@@ -128,9 +124,9 @@ void rerun(const Options& o, const Dump& a, const Dump& b, const LayerReport& or
 int bisect(const Options& o) {
   if (!o.rerun.empty()) backend(o.rerun);  // an unknown name is a usage error, divergence or not
   parse_precision(o.precision);
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch reading;
   const Dump a = read_dump(o.a), b = read_dump(o.b);
-  const double read_s = seconds_since(start);
+  const double read_s = reading.seconds();
   const CompareResult r = run_compare(o, a, b);
   if (o.timing) print_timing(r, read_s);
   for (const std::string& p : r.provenance) fmt::print("provenance differs: {}\n", p);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <map>
 #include <set>
@@ -11,6 +10,7 @@
 
 #include "compare/tolerance.h"
 #include "core/error.h"
+#include "core/stopwatch.h"
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
 
@@ -106,14 +106,6 @@ const DumpTensorInfo* input_named(const DumpLayer& l, const std::string& role) {
   }
   return nullptr;
 }
-
-class Stopwatch {
- public:
-  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
 
 class Comparer {
  public:
@@ -346,7 +338,8 @@ class Comparer {
     // Lines that differ only in the input shapes they name are the same call when those shapes
     // followed data that steers (a count upstream differs); otherwise the model code differs.
     const bool shapes_followed_data = ca != cb && (!steering_source(0, ia).empty() || !steering_source(1, ib).empty());
-    if (!same_call(la, lb, ca, cb) || la.inputs.size() != lb.inputs.size() || (ca != cb && !shapes_followed_data)) {
+    const auto judged = work_.find(ia);  // judge_pairs judged the pairs that ran the same call
+    if (judged == work_.end() || (ca != cb && !shapes_followed_data)) {
       r.reason = "B ran another call: " + lb.params;
       if (up >= 0) {
         propagate(r, up);
@@ -357,7 +350,7 @@ class Comparer {
       settle(0, ia, true, up, true), settle(1, ib, true, up, true);
       return r;
     }
-    PairWork& w = work_.at(ia);
+    PairWork& w = judged->second;
     const std::string input_finding = std::move(w.input_finding);
     r.verdict = std::move(w.verdict);
     const LayerVerdict& v = r.verdict;

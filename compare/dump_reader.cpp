@@ -25,12 +25,10 @@ void check_as_listed(const std::string& path, DType dtype, const Shape& shape, c
   }
 }
 
-// `computed` is content_hash's; a hash recorded by an older algorithm is checked by that one.
-void check_recorded(const std::string& path, const DumpTensorInfo& t, const std::string& computed, const Tensor& read) {
-  if (t.hash.empty()) return;
-  const std::string h = t.hash.rfind("xxh3:", 0) == 0 ? computed : content_hash_like(t.hash, read);
-  if (h != t.hash) {
-    throw Error("bytes do not match the hash the manifest records (" + t.hash + " recorded, " + h + " read): the dump is corrupt")
+// `read` is the hash of the bytes as read, by the algorithm the manifest's hash names.
+void check_recorded(const std::string& path, const DumpTensorInfo& t, const std::string& read) {
+  if (!t.hash.empty() && read != t.hash) {
+    throw Error("bytes do not match the hash the manifest records (" + t.hash + " recorded, " + read + " read): the dump is corrupt")
         .file(path);
   }
 }
@@ -68,13 +66,13 @@ std::string Dump::verified_hash(const std::string& path, const DumpTensorInfo& t
   if (!t.hash.empty() && t.hash.rfind("xxh3:", 0) != 0) {
     const Tensor x = read_as_listed(path, t);  // an older algorithm: checked on the whole tensor
     h = content_hash(x);
-    check_recorded(path, t, h, x);
+    check_recorded(path, t, content_hash_like(t.hash, x));
   } else {
     ContentHasher hasher;
     const NpyHeaderInfo header = stream_npy_data(path, [&](const std::byte* p, size_t n) { hasher.update(p, n); });
     check_as_listed(path, header.dtype, header.shape, t);
     h = hasher.digest();
-    check_recorded(path, t, h, Tensor());
+    check_recorded(path, t, h);
   }
   const std::lock_guard<std::mutex> lock(verified_->mutex);
   return verified_->hashes.emplace(path, std::move(h)).first->second;

@@ -1,7 +1,6 @@
 #include "compare/judge.h"
 
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -10,6 +9,7 @@
 #include "compare/tolerance.h"
 #include "core/error.h"
 #include "core/stats.h"
+#include "core/stopwatch.h"
 #include "kernels/argsort/argsort.h"
 #include "kernels/backend.h"
 #include "kernels/nms/nms.h"
@@ -168,9 +168,6 @@ Comparable comparable(const Tensor& x, const Tensor& y) {
   return {float_values_as(x, DType::Float64), float_values_as(y, DType::Float64), narrow};
 }
 
-using Clock = std::chrono::steady_clock;
-double elapsed_ms(Clock::time_point since) { return std::chrono::duration<double, std::milli>(Clock::now() - since).count(); }
-
 class LayerJudge {
  public:
   LayerJudge(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o)
@@ -178,7 +175,7 @@ class LayerJudge {
 
   // The element-wise pass: v.differs says whether local checks are due.
   LayerVerdict compare() {
-    const Clock::time_point start = Clock::now();
+    const Stopwatch watch;
     choose_profile();
     compare_outputs();
     if (!v_.differs) {
@@ -188,13 +185,13 @@ class LayerJudge {
     } else {
       v_.reason = differences_;
     }
-    v_.timing.elementwise_ms = elapsed_ms(start) - v_.timing.precision_ms;
+    v_.timing.elementwise_ms = watch.ms() - v_.timing.precision_ms;
     return v_;
   }
 
   // The local checks of a verdict compare() left differing.
   void check(LayerVerdict& v) {
-    const Clock::time_point start = Clock::now();
+    const Stopwatch watch;
     v_ = std::move(v);
     profile_ = &precision_profile(v_.precision);
     differences_ = v_.reason;
@@ -209,7 +206,7 @@ class LayerJudge {
       v_.b = local_check(b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
     }
     settle();
-    v_.timing.local_ms = elapsed_ms(start);
+    v_.timing.local_ms = watch.ms();
     v = std::move(v_);
   }
 
@@ -288,10 +285,10 @@ class LayerJudge {
       return;
     }
     try {
-      const Clock::time_point start = Clock::now();
+      const Stopwatch watch;
       const PrecisionStats pa = own_precision_stats(a_.line, k, inputs_of_a(), c.x, *profile_);
       const PrecisionStats pb = own_precision_stats(b_.line, k, inputs_of_b(), c.y, *profile_);
-      v_.timing.precision_ms += elapsed_ms(start);
+      v_.timing.precision_ms += watch.ms();
       if (pa.samples == 0 || pb.samples == 0) return;
       const bool b_worse = pb.failed != pa.failed ? pb.failed : (!pb.exact && (pa.exact || pb.bits < pa.bits));
       t.precision = b_worse ? pb : pa;

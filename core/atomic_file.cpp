@@ -37,19 +37,25 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
 
 AtomicFile::~AtomicFile() { discard(); }
 
-void AtomicFile::write(const void* data, size_t size) {
-  if (fd_ < 0) throw Error("write after commit or failure").file(path_);
+int write_fully(int fd, const void* data, size_t size) {
   const auto* p = static_cast<const char*>(data);
   while (size > 0) {
-    const ssize_t n = ::write(fd_, p, size);
+    const ssize_t n = ::write(fd, p, size);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const int err = errno;
-      discard();
-      throw Error("write failed: " + errno_text(err)).file(path_);
+      return errno;
     }
     p += n;
     size -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+void AtomicFile::write(const void* data, size_t size) {
+  if (fd_ < 0) throw Error("write after commit or failure").file(path_);
+  if (const int err = write_fully(fd_, data, size)) {
+    discard();
+    throw Error("write failed: " + errno_text(err)).file(path_);
   }
 }
 

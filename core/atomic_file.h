@@ -29,6 +29,9 @@ class AtomicFile {
   int fd_ = -1;
 };
 
+// Writes all `size` bytes to `fd`, retrying short and interrupted writes; 0, or the errno.
+int write_fully(int fd, const void* data, size_t size);
+
 // Flushes every file of the filesystem holding `dir` to disk (syncfs(2)): one wait for a folder
 // of many files written without fsync, instead of one per file.
 void sync_filesystem_of(const std::string& dir);

@@ -21,9 +21,7 @@ std::string as_text(const char* prefix, uint64_t h) {
 bool has_prefix(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 }  // namespace
 
-std::string content_hash(const void* data, size_t size) { return as_text(kXxh3, XXH3_64bits_dispatch(data, size)); }
-
-std::string content_hash(const Tensor& t) { return content_hash(t.bytes(), t.nbytes()); }
+std::string content_hash(const Tensor& t) { return as_text(kXxh3, XXH3_64bits_dispatch(t.bytes(), t.nbytes())); }
 
 bool is_content_hash(const std::string& h) {
   for (const std::string prefix : {kXxh3, kXxh64}) {

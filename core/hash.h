@@ -14,7 +14,6 @@
 namespace parity {
 
 std::string content_hash(const Tensor& t);
-std::string content_hash(const void* data, size_t size);
 
 // Whether `h` has the form of a hash this file computes (either algorithm).
 bool is_content_hash(const std::string& h);

@@ -433,22 +433,10 @@ void write_npy_unsynced(const std::string& path, const Tensor& tensor) {
   const std::string header = header_for(path, tensor);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error("cannot create file: " + errno_text(errno)).file(path);
-  const auto fail = [&](const char* what, int err) {
-    ::close(fd);
-    ::unlink(path.c_str());
-    throw Error(std::string(what) + ": " + errno_text(err)).file(path);
-  };
-  for (const auto& [data, size] : {std::pair<const void*, size_t>{header.data(), header.size()}, {tensor.bytes(), tensor.nbytes()}}) {
-    const auto* p = static_cast<const char*>(data);
-    for (size_t left = size; left > 0;) {
-      const ssize_t n = ::write(fd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail("write failed", errno);
-      p += n, left -= size_t(n);
-    }
-  }
-  if (::close(fd) != 0) {
-    const int err = errno;
+  int err = write_fully(fd, header.data(), header.size());
+  if (!err) err = write_fully(fd, tensor.bytes(), tensor.nbytes());
+  if (::close(fd) != 0 && !err) err = errno;
+  if (err) {
     ::unlink(path.c_str());
     throw Error("write failed: " + errno_text(err)).file(path);
   }

@@ -1,10 +1,10 @@
 #include "runners/bench.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/stopwatch.h"
 #include "kernels/backend.h"
 
 namespace parity {
@@ -14,9 +14,9 @@ double median_ms(const Backend& b, const std::string& line, const std::vector<Te
   for (int i = 0; i < warmup; ++i) b.run(line, in);
   std::vector<double> ms;
   for (int i = 0; i < repeat; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const Stopwatch watch;
     b.run(line, in);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ms.push_back(watch.ms());
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];

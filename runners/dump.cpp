@@ -1,6 +1,5 @@
 #include "runners/dump.h"
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -10,6 +9,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/npy.h"
+#include "core/stopwatch.h"
 #include "core/version.h"
 #include "kernels/backend.h"
 
@@ -75,9 +75,9 @@ void DumpWriter::work() {
     lock.unlock();
     std::exception_ptr failed;
     try {
-      const auto start = std::chrono::steady_clock::now();
+      const Stopwatch watch;
       write_layer(job);
-      write_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      write_s_ += watch.seconds();
     } catch (...) {
       failed = std::current_exception();
     }
@@ -165,19 +165,16 @@ void DumpWriter::skip_layer(const std::string& name, const std::vector<DumpTenso
 }
 
 void DumpWriter::write_layer(const Job& job) {
-  const std::string& name = job.name;
   if (job.skip) {
-    for (const DumpTensor& t : job.outputs) remember(name, t, "", content_hash(t.tensor));
+    for (const DumpTensor& t : job.outputs) remember(job.name, t, "", content_hash(t.tensor));
     return;
   }
-  const std::vector<DumpTensor>&inputs = job.inputs, &outputs = job.outputs;
-  const std::string& line = job.line;
-  const double time_ms = job.time_ms;
-  const std::string stem = stem_of(count_, name);
+  const std::string stem = stem_of(count_, job.name);
   std::string ins, outs;
-  for (const DumpTensor& t : inputs) ins += (ins.empty() ? "" : ",") + write_input(stem, t);
-  for (const DumpTensor& t : outputs) outs += (outs.empty() ? "" : ",") + write_output(stem, name, t);
-  nlohmann::json head = {{"index", count_}, {"name", name}, {"op", op_name_of(line)}, {"params", line}, {"time_ms", time_ms}};
+  for (const DumpTensor& t : job.inputs) ins += (ins.empty() ? "" : ",") + write_input(stem, t);
+  for (const DumpTensor& t : job.outputs) outs += (outs.empty() ? "" : ",") + write_output(stem, job.name, t);
+  nlohmann::json head = {
+      {"index", count_}, {"name", job.name}, {"op", op_name_of(job.line)}, {"params", job.line}, {"time_ms", job.time_ms}};
   std::string obj = head.dump();
   obj.pop_back();  // reopen the object to append the tensor arrays
   obj += ",\"inputs\":[" + ins + "],\"outputs\":[" + outs + "]}";
@@ -198,9 +195,9 @@ void DumpWriter::finish() {
   text.pop_back();
   text += ",\"layers\":[" + layers_json_ + "\n]}\n";
   // Every tensor on disk before the manifest says the dump is complete.
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch sync;
   sync_filesystem_of(dir_);
-  sync_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  sync_s_ = sync.seconds();
   write_file_atomically(dir_ + "/manifest.json", text);
 }
 

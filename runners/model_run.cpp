@@ -2,7 +2,6 @@
 
 #include <sys/statvfs.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <regex>
@@ -13,6 +12,7 @@
 #include "core/hash.h"
 #include "core/npy.h"
 #include "core/rng.h"
+#include "core/stopwatch.h"
 #include "kernels/backend.h"
 #include "kernels/op_line.h"
 #include "runners/dump.h"
@@ -39,7 +39,7 @@ class LayerRunner {
   Tensor run(const std::string& name, const std::string& line, const std::vector<In>& in) {
     std::vector<Tensor> ts;
     for (const In& i : in) ts.push_back(i.t);
-    const auto t0 = std::chrono::steady_clock::now();
+    const Stopwatch watch;
     std::vector<Tensor> out;
     try {
       out = backend_.run(line, ts);
@@ -47,7 +47,7 @@ class LayerRunner {
       e.layer(name);
       throw;
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms = watch.ms();
     total_ms += ms;
     ++layers;
     if (dump_) record(name, line, ms, in, out);

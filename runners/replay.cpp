@@ -1,9 +1,9 @@
 #include "runners/replay.h"
 
-#include <chrono>
 
 #include "compare/judge.h"
 #include "core/error.h"
+#include "core/stopwatch.h"
 #include "kernels/backend.h"
 #include "runners/inputs.h"
 
@@ -11,9 +11,9 @@ namespace parity {
 
 namespace {
 double run_timed(const Backend& b, const std::string& line, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch watch;
   out = b.run(line, in);
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return watch.ms();
 }
 
 std::vector<DumpTensor> as_dump(const std::vector<TensorSpec>& specs, const std::vector<Tensor>& ts) {
