@@ -39,7 +39,7 @@ std::pair<int64_t, int64_t> parse_shard(const std::string& s) {
 }
 
 std::string device_of(const std::string& backend_name) {
-  if (backend_name == "cuda") return gpu_status().available ? gpu_status().device : "none";
+  if (runs_on_gpu(backend_name)) return gpu_status().available ? gpu_status().device : "none";
   return "cpu";
 }
 
@@ -80,7 +80,8 @@ int run_replay(const Options& o) {
   std::string skipped_reason;
   nlohmann::json rows = nlohmann::json::array();
   // Which nms the aten backend runs: torchvision's own, or the composed fallback (and why).
-  const bool aten_here = o.replay.backend_a == "aten" || o.replay.backend_b == "aten" || o.replay.judge == "aten";
+  auto is_aten = [](const std::string& b) { return b == "aten" || b.rfind("aten:", 0) == 0; };
+  const bool aten_here = is_aten(o.replay.backend_a) || is_aten(o.replay.backend_b) || is_aten(o.replay.judge);
   if (aten_here && std::any_of(cases.begin(), cases.end(), [](const Case& c) { return op_name_of(c.line) == "nms"; })) {
     try {
       fmt::print("aten nms: {}\n", reinterpret_cast<AtenNmsKindFn>(aten_plugin_symbol("parity_aten_nms_kind"))());

@@ -406,7 +406,7 @@ class Comparer {
     }
     const auto each = [&](const std::vector<int64_t>& layers, const std::function<void(const DumpLayer&, const DumpLayer&, PairWork&)>& fn) {
       // A backend on a GPU is driven from one thread.
-      const int64_t grain = o_.judge.judge.rfind("cuda", 0) == 0 ? int64_t(layers.size()) : 1;
+      const int64_t grain = runs_on_gpu(o_.judge.judge) ? int64_t(layers.size()) : 1;
       parallel_for(int64_t(layers.size()), grain, [&](int64_t lo, int64_t hi) {
         for (int64_t k = lo; k < hi; ++k) {
           PairWork& w = work_.at(layers[size_t(k)]);

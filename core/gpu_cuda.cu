@@ -1,6 +1,7 @@
 // gpu_status() for builds with the CUDA backend.
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "core/gpu.h"
@@ -40,6 +41,39 @@ GpuStatus query() {
 const GpuStatus& gpu_status() {
   static const GpuStatus status = query();
   return status;
+}
+
+namespace {
+// Events made on a thread's first span and kept for the thread's life (a few per process).
+struct Span {
+  cudaEvent_t begin = nullptr, end = nullptr;
+  enum { kNone, kBegun, kEnded } state = kNone;
+  bool ready() {
+    if (begin) return true;
+    return cudaEventCreate(&begin) == cudaSuccess && cudaEventCreate(&end) == cudaSuccess;
+  }
+};
+thread_local Span span;
+}  // namespace
+
+void gpu_span_reset() { span.state = Span::kNone; }
+
+void gpu_span_begin() {
+  if (gpu_status().available && span.ready() && cudaEventRecord(span.begin) == cudaSuccess) span.state = Span::kBegun;
+}
+
+void gpu_span_end() {
+  if (span.state == Span::kBegun && cudaEventRecord(span.end) == cudaSuccess) span.state = Span::kEnded;
+}
+
+double gpu_span_ms() {
+  float ms = 0;
+  if (span.state != Span::kEnded || cudaEventSynchronize(span.end) != cudaSuccess ||
+      cudaEventElapsedTime(&ms, span.begin, span.end) != cudaSuccess) {
+    cudaGetLastError();
+    return std::nan("");
+  }
+  return ms;
 }
 
 }  // namespace parity

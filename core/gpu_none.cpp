@@ -1,6 +1,8 @@
 // gpu_status() for builds without the CUDA backend.
 #include "core/gpu.h"
 
+#include <cmath>
+
 namespace parity {
 
 const GpuStatus& gpu_status() {
@@ -8,5 +10,10 @@ const GpuStatus& gpu_status() {
                                 "parity was built without CUDA (no nvcc found, or PARITY_CUDA=OFF)"};
   return status;
 }
+
+void gpu_span_reset() {}
+void gpu_span_begin() {}
+void gpu_span_end() {}
+double gpu_span_ms() { return std::nan(""); }
 
 }  // namespace parity

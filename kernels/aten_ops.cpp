@@ -1,6 +1,7 @@
 // The plugin side: libparity_aten.so's entry points. This file and the _aten.cpp files are the
 // plugin; they alone include LibTorch.
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "kernels/add/add.h"
@@ -21,8 +22,10 @@
 #include "kernels/aten_util.h"
 #include "runners/weights.h"
 
+#include <ATen/Context.h>
 #include <ATen/ops/conv2d.h>
 #include <ATen/ops/silu.h>
+#include <torch/version.h>
 
 extern "C" __attribute__((visibility("default"))) const std::map<std::string, parity::OpFn>* parity_aten_ops() {
   using namespace parity;
@@ -87,4 +90,44 @@ extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> pa
     }
     return {};
   });
+}
+
+// The `aten:cuda` backends: the same ATen calls as parity_aten_ops, with their tensors on the GPU
+// (to_aten copies up, from_aten copies back). cuDNN on (`aten:cuda`) or off (`aten:cuda-nocudnn`:
+// ATen's own CUDA convolution, slow_conv2d's im2col + GEMM). TF32 off in cuDNN and cuBLAS, which
+// PyTorch enables for convolutions by default: parity judges float32 arithmetic.
+namespace {
+std::mutex& aten_cuda_mutex() {
+  static std::mutex m;  // one op at a time: the cuDNN switch is process-wide
+  return m;
+}
+
+std::map<std::string, parity::OpFn> ops_on_cuda(bool cudnn) {
+  std::map<std::string, parity::OpFn> ops;
+  for (const auto& [name, cpu_fn] : *parity_aten_ops()) {
+    ops[name] = [fn = cpu_fn, cudnn](std::string_view line, const std::vector<parity::Tensor>& in) {
+      std::lock_guard<std::mutex> lock(aten_cuda_mutex());
+      at::globalContext().setUserEnabledCuDNN(cudnn);
+      at::globalContext().setAllowTF32CuDNN(false);
+      at::globalContext().setAllowTF32CuBLAS(false);
+      const parity::AtenDeviceScope on_gpu(at::Device(at::kCUDA, 0));
+      return fn(line, in);
+    };
+  }
+  return ops;
+}
+}  // namespace
+
+// Empty when LibTorch can run on a GPU here, else why not (the SKIPPED reason).
+extern "C" __attribute__((visibility("default"))) const char* parity_aten_cuda_unavailable() {
+  static const std::string why = []() -> std::string {
+    if (at::hasCUDA()) return "";
+    return "LibTorch " TORCH_VERSION " has no usable CUDA here (a CPU-only LibTorch, or no GPU)";
+  }();
+  return why.c_str();
+}
+
+extern "C" __attribute__((visibility("default"))) const std::map<std::string, parity::OpFn>* parity_aten_cuda_ops(int cudnn) {
+  static const std::map<std::string, parity::OpFn> with = ops_on_cuda(true), without = ops_on_cuda(false);
+  return cudnn ? &with : &without;
 }

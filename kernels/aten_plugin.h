@@ -16,6 +16,8 @@ using AtenOpsFn = const std::map<std::string, OpFn>* (*)();
 using AtenReadTorchscriptFn = std::map<std::string, Tensor> (*)(const std::string& path);
 using AtenFloat64Fn = std::vector<Tensor> (*)(const std::string& line, const std::vector<Tensor>& inputs);
 using AtenNmsKindFn = const char* (*)();
+using AtenCudaOpsFn = const std::map<std::string, OpFn>* (*)(int cudnn);
+using AtenCudaUnavailableFn = const char* (*)();
 using AtenNmsComposedFn = Tensor (*)(const std::string& line, const std::vector<Tensor>& inputs);
 
 // Loads the plugin once and returns the named entry point; throws parity::Error saying why the

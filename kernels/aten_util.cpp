@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/gpu.h"
 #include "core/thread_pool.h"
 
 namespace parity {
@@ -33,13 +34,27 @@ DType dtype_from(at::ScalarType st) {
 }
 }  // namespace
 
+namespace {
+thread_local at::Device current_device(at::kCPU);
+}  // namespace
+
+at::Device aten_device() { return current_device; }
+
+AtenDeviceScope::AtenDeviceScope(at::Device d) : saved_(current_device) { current_device = d; }
+AtenDeviceScope::~AtenDeviceScope() { current_device = saved_; }
+
 at::Tensor to_aten(const Tensor& t) {
-  return at::from_blob(const_cast<std::byte*>(t.bytes()), t.shape().dims(),
-                       at::TensorOptions().dtype(scalar_type(t.dtype())));
+  const at::Tensor host = at::from_blob(const_cast<std::byte*>(t.bytes()), t.shape().dims(),
+                                        at::TensorOptions().dtype(scalar_type(t.dtype())));
+  if (current_device.is_cpu()) return host;
+  at::Tensor device = host.to(current_device);
+  gpu_span_begin();  // bench's device time starts after the last input upload
+  return device;
 }
 
 Tensor from_aten(const at::Tensor& t) {
-  const at::Tensor c = t.contiguous();
+  if (!t.is_cpu()) gpu_span_end();  // ...and ends before the first output download
+  const at::Tensor c = t.to(at::kCPU).contiguous();
   Tensor out(dtype_from(c.scalar_type()), Shape(c.sizes().vec()));
   if (out.nbytes()) std::memcpy(out.mutable_bytes(), c.data_ptr(), out.nbytes());
   return out;

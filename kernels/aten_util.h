@@ -7,9 +7,25 @@
 
 namespace parity {
 
-// A zero-copy CPU at::Tensor over t's bytes. ATen ops read it and never write it.
+// Where the _aten.cpp ops run on this thread: the CPU (the `aten` backend) or the GPU (the
+// `aten:cuda*` backends, which set it around each call with AtenDeviceScope).
+at::Device aten_device();
+class AtenDeviceScope {
+ public:
+  explicit AtenDeviceScope(at::Device d);
+  ~AtenDeviceScope();
+  AtenDeviceScope(const AtenDeviceScope&) = delete;
+  AtenDeviceScope& operator=(const AtenDeviceScope&) = delete;
+
+ private:
+  at::Device saved_;
+};
+
+// On the CPU: a zero-copy at::Tensor over t's bytes, which ATen ops read and never write. On the
+// GPU: a device copy of them.
 at::Tensor to_aten(const Tensor& t);
-// A contiguous copy of an at::Tensor as an owning parity tensor (int64 indices stay int64).
+// A contiguous host copy of an at::Tensor (on any device) as an owning parity tensor (int64
+// indices stay int64).
 Tensor from_aten(const at::Tensor& t);
 // LibTorch's intra-op threads follow parity's (it defaults to 1 here); called before each op.
 void aten_threads();

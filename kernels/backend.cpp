@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/gpu.h"
+#include "kernels/aten_plugin.h"
 #include "kernels/faulty/faulty.h"
 #include "kernels/registry.h"
 
@@ -59,6 +60,25 @@ class TableBackend : public Backend {
   std::map<std::string, OpFn> ops_;
 };
 
+// Why LibTorch cannot run on a GPU here (the plugin does not load, or its LibTorch has no CUDA or
+// sees no GPU); empty when it can.
+std::string aten_cuda_unavailable() {
+  try {
+    return reinterpret_cast<AtenCudaUnavailableFn>(aten_plugin_symbol("parity_aten_cuda_unavailable"))();
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+OpFn aten_cuda_op(const std::string& op, int cudnn) {
+  return [op, cudnn](std::string_view line, const std::vector<Tensor>& inputs) {
+    const auto* ops = reinterpret_cast<AtenCudaOpsFn>(aten_plugin_symbol("parity_aten_cuda_ops"))(cudnn);
+    const auto it = ops->find(op);
+    if (it == ops->end()) throw Error("the aten plugin has no CUDA " + op);
+    return it->second(line, inputs);
+  };
+}
+
 std::map<std::string, std::unique_ptr<TableBackend>, std::less<>> make_backends() {
   std::map<std::string, std::unique_ptr<TableBackend>, std::less<>> b;
   b["ref"] = std::make_unique<TableBackend>("ref", [] { return std::string(); });
@@ -68,6 +88,11 @@ std::map<std::string, std::unique_ptr<TableBackend>, std::less<>> make_backends(
     if (!s.built) return s.reason;
     return s.available ? std::string() : s.reason;
   });
+  // LibTorch's CUDA kernels (aten_ops.cpp): with cuDNN, and without (ATen's own convolution).
+  for (const auto& [name, cudnn] : {std::pair<const char*, int>{"aten:cuda", 1}, {"aten:cuda-nocudnn", 0}}) {
+    b[name] = std::make_unique<TableBackend>(name, aten_cuda_unavailable);
+    for (const OpEntry& e : op_table()) b[name]->add(e.name, aten_cuda_op(e.name, cudnn));
+  }
   for (const OpEntry& e : op_table()) {
     if (e.ref) b["ref"]->add(e.name, e.ref);
     if (e.aten) b["aten"]->add(e.name, e.aten);
@@ -112,7 +137,9 @@ const Backend& backend(std::string_view name) {
   return *it->second;
 }
 
-std::vector<std::string> backend_names() { return {"ref", "aten", "cuda", "faulty:<defect>[:<n>]"}; }
+std::vector<std::string> backend_names() { return {"ref", "aten", "cuda", "aten:cuda", "aten:cuda-nocudnn", "faulty:<defect>[:<n>]"}; }
+
+bool runs_on_gpu(std::string_view name) { return name == "cuda" || name.rfind("aten:cuda", 0) == 0; }
 
 std::vector<std::string> op_names() {
   std::vector<std::string> names;

@@ -2,7 +2,9 @@
 // Backends and the op registry: a caller runs any op by its one-line form on any backend,
 //   backend("ref").run("conv2d x=1x3x8x8 w=4x3x3x3 bias pad=1", {x, w, b})
 // Backends: `ref` (the CPU reference), `aten` (the same op through LibTorch), `cuda` (the
-// project's kernels: listed always, usable when built with CUDA and a GPU is present), and
+// project's kernels: listed always, usable when built with CUDA and a GPU is present),
+// `aten:cuda` and `aten:cuda-nocudnn` (LibTorch's CUDA kernels, with or without cuDNN: usable
+// when the LibTorch parity was built against has CUDA and sees a GPU), and
 // `faulty:<defect>[:<n>]`, the reference with a planted defect for testing the harness
 // (kernels/faulty/faulty.h).
 #include <functional>
@@ -62,6 +64,9 @@ class Backend {
 // Throws parity::Error listing the known names.
 const Backend& backend(std::string_view name);
 std::vector<std::string> backend_names();
+// Whether the named backend computes on the GPU (cuda, aten:cuda*): its ops run one at a time
+// and its device is the GPU's name.
+bool runs_on_gpu(std::string_view name);
 
 // What the registry knows about each op regardless of backend.
 std::vector<std::string> op_names();

@@ -32,7 +32,7 @@ template <typename T, typename F> __global__ void map_kernel(const T* __restrict
 template <typename F> Tensor map_float(const char* op, const Tensor& x, F f) {
   require_gpu(op);
   const DeviceBuffer dx = to_device(x);
-  DeviceBuffer dy(x.nbytes());
+  DeviceBuffer dy = output_buffer(x.dtype(), x.shape());
   const int64_t n = x.numel();
   constexpr int kThreads = 256;
   if (n > 0) {

@@ -23,15 +23,19 @@ void require_gpu(const char* op) {
   if (!s.available) throw Error(std::string("cuda ") + op + ": " + s.reason);
 }
 
-DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+DeviceBuffer::DeviceBuffer(size_t bytes, unsigned char data_fill) : bytes_(bytes) {
   PARITY_CUDA_CHECK(cudaMalloc(&base_, bytes + 2 * kGuardBytes));
-  // The whole allocation takes the sentinel: the guards, and the data until a kernel writes it.
-  const cudaError_t fill = cudaMemset(base_, kSentinel, bytes + 2 * kGuardBytes);
+  cudaError_t fill = cudaMemset(base_, kSentinel, bytes + 2 * kGuardBytes);
+  if (fill == cudaSuccess && data_fill != kSentinel && bytes > 0) fill = cudaMemset(data(), data_fill, bytes);
   if (fill != cudaSuccess) {
     cudaFree(base_);
     base_ = nullptr;
     check(fill, "cudaMemset(guards)");
   }
+}
+
+DeviceBuffer output_buffer(DType dtype, const Shape& shape) {
+  return DeviceBuffer(size_t(shape.byte_size(dtype_size(dtype))), is_floating(dtype) ? DeviceBuffer::kUnwrittenFloat : DeviceBuffer::kSentinel);
 }
 
 DeviceBuffer::~DeviceBuffer() {
@@ -64,10 +68,12 @@ void DeviceBuffer::check_guards(const std::string& what) const {
 DeviceBuffer to_device(const Tensor& t) {
   DeviceBuffer b(t.nbytes());
   if (t.nbytes()) PARITY_CUDA_CHECK(cudaMemcpy(b.data(), t.bytes(), t.nbytes(), cudaMemcpyHostToDevice));
+  gpu_span_begin();  // the op's device time starts after its last input upload
   return b;
 }
 
 Tensor to_host(const DeviceBuffer& b, DType dtype, const Shape& shape, const std::string& what) {
+  gpu_span_end();  // ...and ends before its first output download
   b.check_guards(what);
   Tensor t(dtype, shape);
   if (t.nbytes() > b.bytes()) throw Error(what + ": output buffer smaller than its shape " + shape.str());

@@ -37,8 +37,13 @@ class DeviceBuffer {
   static constexpr size_t kGuardBytes = 256;  // keeps data() 256-byte aligned, as cudaMalloc's
   static constexpr unsigned char kSentinel = 0xA5;
 
+  // Bytes an output's data holds until a kernel writes it: 0xFF is a NaN in every float format,
+  // so an unwritten float element can never pass as a small number (0xA5 bytes read as -3e-16).
+  static constexpr unsigned char kUnwrittenFloat = 0xFF;
+
   DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t bytes);
+  // The data takes `data_fill` (default: the sentinel), the guards always the sentinel.
+  explicit DeviceBuffer(size_t bytes, unsigned char data_fill = kSentinel);
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& o) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
@@ -57,6 +62,9 @@ class DeviceBuffer {
 };
 
 DeviceBuffer to_device(const Tensor& t);
+// An op's output of `dtype` and `shape`: float data pre-filled with NaN, integer data with the
+// sentinel, so that an element no kernel wrote differs from the reference.
+DeviceBuffer output_buffer(DType dtype, const Shape& shape);
 // Checks the guards, then copies `shape` elements of `dtype` back.
 Tensor to_host(const DeviceBuffer& b, DType dtype, const Shape& shape, const std::string& what);
 

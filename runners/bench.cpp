@@ -1,25 +1,41 @@
 #include "runners/bench.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
-#include "core/rng.h"
+#include "core/gpu.h"
 #include "core/stopwatch.h"
 #include "kernels/backend.h"
+#include "kernels/conv2d/conv2d.h"
+#include "runners/inputs.h"
 
 namespace parity {
 
 namespace {
-double median_ms(const Backend& b, const std::string& line, const std::vector<Tensor>& in, int warmup, int repeat) {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Timing {
+  double wall_ms, device_ms;
+};
+
+// Median wall time of whole runs, and median device time (gpu.h's span: the op's kernels
+// without the input upload and output download; NaN off the GPU).
+Timing time_runs(const Backend& b, const std::string& line, const std::vector<Tensor>& in, int warmup, int repeat) {
   for (int i = 0; i < warmup; ++i) b.run(line, in);
-  std::vector<double> ms;
+  std::vector<double> wall, device;
   for (int i = 0; i < repeat; ++i) {
+    gpu_span_reset();
     const Stopwatch watch;
     b.run(line, in);
-    ms.push_back(watch.ms());
+    wall.push_back(watch.ms());
+    device.push_back(gpu_span_ms());
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  const bool on_device = std::none_of(device.begin(), device.end(), [](double d) { return std::isnan(d); });
+  return {median(wall), on_device ? median(device) : std::nan("")};
 }
 }  // namespace
 
@@ -40,14 +56,23 @@ std::vector<BenchRow> bench_cases(const std::vector<Case>& cases, const BenchOpt
     for (size_t i = 0; i < cases.size(); ++i) {
       if (progress) progress(i + size_t(pass) * cases.size(), 2 * cases.size());
       const std::string& line = cases[i].line;
-      std::vector<Tensor> in;
-      uint32_t index = 0;
-      for (const TensorSpec& s : op_inputs(line)) {
-        Tensor t(s.dtype, s.shape);
-        RngStream(o.seed, line, index++).fill_uniform(t, -1, 1);
-        in.push_back(t);
+      // The inputs replay and golden use (valid boxes for nms, in-range indices for index).
+      const std::vector<Tensor> in = seeded_inputs(cases[i], o.seed);
+      BenchRow& r = rows[i];
+      if (pass == 0) {
+        // The work one run does: conv2d's multiply-adds, or the bytes every op must move at
+        // least (each input read once, each output written once).
+        r.bytes = 0;
+        for (const Tensor& t : in) r.bytes += double(t.nbytes());
+        for (const Tensor& t : backends[0]->run(line, in)) r.bytes += double(t.nbytes());
+        if (op_name_of(line) == Conv2dParams::kName) {
+          const Conv2dParams p = Conv2dParams::parse(line);
+          r.flops = 2.0 * double(p.output_shape().numel()) * double(p.reduction_length());
+        }
       }
-      (pass == 0 ? rows[i].ms_a : rows[i].ms_b) = median_ms(*backends[pass], line, in, o.warmup, o.repeat);
+      const Timing t = time_runs(*backends[pass], line, in, o.warmup, o.repeat);
+      (pass == 0 ? r.ms_a : r.ms_b) = t.wall_ms;
+      (pass == 0 ? r.device_ms_a : r.device_ms_b) = t.device_ms;
     }
   }
   return rows;

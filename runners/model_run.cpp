@@ -210,7 +210,7 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
 
   std::unique_ptr<DumpWriter> dump;
   if (!o.dump_dir.empty()) {
-    const std::string device = o.backend == "cuda" ? gpu_status().device : "cpu";
+    const std::string device = runs_on_gpu(o.backend) && gpu_status().available ? gpu_status().device : "cpu";
     dump = std::make_unique<DumpWriter>(o.dump_dir, DumpInfo{o.model, o.backend, device, o.seed}, o.force);
     const int64_t avail = free_bytes(o.dump_dir);
     if (avail >= 0 && avail < result.estimated_bytes) {

@@ -28,7 +28,7 @@ Tensor add_cuda(const AddParams& p, const Tensor& x, const Tensor& y) {
   check_inputs(AddParams::kName, p.inputs(), {x, y});
   cuda::require_gpu(AddParams::kName);
   const cuda::DeviceBuffer dx = cuda::to_device(x), dy = cuda::to_device(y);
-  cuda::DeviceBuffer dz(x.nbytes());
+  cuda::DeviceBuffer dz = cuda::output_buffer(x.dtype(), x.shape());
   const int64_t n = x.numel();
   if (n > 0) {
     switch (x.dtype()) {

@@ -43,7 +43,7 @@ Tensor cat_cuda(const CatParams& p, const std::vector<Tensor>& xs) {
     sources.push_back({inputs.back().data(), x.shape()[d] * inner, start});
     start += x.shape()[d] * inner;
   }
-  cuda::DeviceBuffer out(size_t(os.byte_size(dtype_size(p.dtype))));
+  cuda::DeviceBuffer out = cuda::output_buffer(p.dtype, os);
   const int64_t total = os.numel();
   if (total > 0 && !sources.empty()) {
     cuda::DeviceBuffer table(sources.size() * sizeof(Source));

@@ -114,7 +114,7 @@ Tensor run(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor
   g.pixels = g.n * g.oh * g.ow;
   const cuda::DeviceBuffer dx = cuda::to_device(x), dw = cuda::to_device(w);
   const cuda::DeviceBuffer db = bias ? cuda::to_device(*bias) : cuda::DeviceBuffer();
-  cuda::DeviceBuffer dout(size_t(os.byte_size(sizeof(float))));
+  cuda::DeviceBuffer dout = cuda::output_buffer(DType::Float32, os);
   if (os.numel() > 0) {
     const int64_t tiles_p = (g.pixels + kTileN - 1) / kTileN, tiles_m = (g.oc_per_group + kTileM - 1) / kTileM;
     if (tiles_p > INT32_MAX || tiles_m > 65535 || g.groups > 65535) throw Error("cuda conv2d: output too large for one launch");

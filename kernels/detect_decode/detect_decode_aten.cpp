@@ -19,7 +19,7 @@ Tensor detect_decode_aten(const DetectDecodeParams& p, const Tensor& x) {
   check_inputs(DetectDecodeParams::kName, p.inputs(), {x});
   return aten_call(DetectDecodeParams::kName, [&] {
     const int64_t bs = p.x[0], na = p.na(), no = p.no(), ny = p.x[2], nx = p.x[3];
-    const auto f32 = at::TensorOptions().dtype(at::kFloat);
+    const auto f32 = at::TensorOptions().dtype(at::kFloat).device(aten_device());
     const at::Tensor xs = to_aten(x).view({bs, na, no, ny, nx}).permute({0, 1, 3, 4, 2}).contiguous();
     const auto yx = at::meshgrid({at::arange(ny, f32), at::arange(nx, f32)}, "ij");
     const at::Tensor grid = at::sub(at::stack({yx[1], yx[0]}, 2).expand({1, na, ny, nx, 2}), 0.5);

@@ -36,7 +36,7 @@ Tensor detect_decode_cuda(const DetectDecodeParams& p, const Tensor& x) {
   g.na = p.na(), g.no = p.no(), g.ny = p.x[2], g.nx = p.x[3], g.total = os.numel(), g.stride = double(p.stride);
   for (size_t i = 0; i < p.anchors.size(); ++i) g.anchors[i] = p.anchors[i];
   const cuda::DeviceBuffer dx = cuda::to_device(x);
-  cuda::DeviceBuffer out(size_t(os.byte_size(sizeof(float))));
+  cuda::DeviceBuffer out = cuda::output_buffer(DType::Float32, os);
   if (g.total > 0) {
     detect_decode_kernel<<<cuda::blocks_for(g.total, 256), 256>>>(dx.as<float>(), out.as<float>(), g);
     cuda::check_launch("detect_decode_kernel");

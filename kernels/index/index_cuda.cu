@@ -115,7 +115,7 @@ Tensor index_cuda(const IndexParams& p, const std::vector<Tensor>& in) {
       kept.check_guards("cuda index (mask positions)");
       const int64_t n = cuda::read_scalar(count.as<int64_t>());
       const Shape os = p.output_shape(n);
-      cuda::DeviceBuffer out(size_t(os.byte_size(dtype_size(p.dtype))));
+      cuda::DeviceBuffer out = cuda::output_buffer(p.dtype, os);
       if (n * row_len > 0) {
         by_item_size(p.dtype, [&](auto tag) {
           using T = decltype(tag);
@@ -133,7 +133,7 @@ Tensor index_cuda(const IndexParams& p, const std::vector<Tensor>& in) {
       for (size_t i = d + 1; i < p.x.rank(); ++i) inner *= p.x[i];
       const Shape os = p.output_shape();
       const cuda::DeviceBuffer didx = cuda::to_device(in[1]);
-      cuda::DeviceBuffer out(size_t(os.byte_size(dtype_size(p.dtype))));
+      cuda::DeviceBuffer out = cuda::output_buffer(p.dtype, os);
       cuda::DeviceBuffer bad = bad_flag();
       if (os.numel() > 0) {
         by_item_size(p.dtype, [&](auto tag) {
@@ -147,10 +147,14 @@ Tensor index_cuda(const IndexParams& p, const std::vector<Tensor>& in) {
       return cuda::to_host(out, p.dtype, os, "cuda index");
     }
     case IndexParams::Mode::Pairs: {
-      const int64_t rows = p.x[0], cols = p.x[1], row_len = rows * cols > 0 ? x.numel() / (rows * cols) : 0;
+      // row_len from the trailing dimensions, not x.numel() / (rows * cols): with rows or cols 0 the
+      // kernel must still run and report every index as out of range, as the reference does.
+      const int64_t rows = p.x[0], cols = p.x[1];
+      int64_t row_len = 1;
+      for (size_t i = 2; i < p.x.rank(); ++i) row_len *= p.x[i];
       const Shape os = p.output_shape();
       const cuda::DeviceBuffer di = cuda::to_device(in[1]), dj = cuda::to_device(in[2]);
-      cuda::DeviceBuffer out(size_t(os.byte_size(dtype_size(p.dtype))));
+      cuda::DeviceBuffer out = cuda::output_buffer(p.dtype, os);
       cuda::DeviceBuffer bad_i = bad_flag(), bad_j = bad_flag();
       if (os.numel() > 0) {
         by_item_size(p.dtype, [&](auto tag) {

@@ -37,7 +37,7 @@ Tensor maxpool2d_cuda(const Maxpool2dParams& p, const Tensor& x) {
   const Shape os = p.output_shape();
   const Pool g{p.x[2], p.x[3], os[2], os[3], p.k_h, p.k_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dil_h, p.dil_w, os.numel()};
   const cuda::DeviceBuffer dx = cuda::to_device(x);
-  cuda::DeviceBuffer out(size_t(os.byte_size(sizeof(float))));
+  cuda::DeviceBuffer out = cuda::output_buffer(DType::Float32, os);
   if (g.total > 0) {
     maxpool2d_kernel<<<cuda::blocks_for(g.total, 256), 256>>>(dx.as<float>(), out.as<float>(), g);
     cuda::check_launch("maxpool2d_kernel");

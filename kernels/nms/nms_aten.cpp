@@ -2,6 +2,7 @@
 // calls) when its C++ library loads, called through the dispatcher without Python; otherwise
 // composed from ATen tensor ops (a stable descending sort, then per kept box one vectorised IoU
 // against all boxes), which shares its algorithm with the reference and so is the weaker oracle.
+#include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/clamp_min.h>
@@ -46,8 +47,24 @@ const TorchvisionNms& torchvision_nms() {
     }
     // Loading registers torchvision's operators with LibTorch's dispatcher; it stays loaded.
     if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
-      t.kind = composed + "cannot load " + path + ": " + ::dlerror() + ")";
-      return t;
+      std::string error = ::dlerror();
+      // A pip torchvision's library needs libtorch_python.so, which sits beside libtorch_cpu but
+      // on no search path of the loader: load it from there (found from a function defined in
+      // libtorch_cpu; an inline one would name this plugin), then try again.
+      Dl_info info{};
+      if (error.find("libtorch_python") != std::string::npos &&
+          ::dladdr(reinterpret_cast<void*>(&at::set_num_threads), &info) && info.dli_fname) {
+        const std::string lib = info.dli_fname, dir = lib.substr(0, lib.rfind('/') + 1);
+        if (::dlopen((dir + "libtorch_python.so").c_str(), RTLD_NOW | RTLD_GLOBAL) && ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+          error.clear();
+        } else {
+          error = ::dlerror();
+        }
+      }
+      if (!error.empty()) {
+        t.kind = composed + "cannot load " + path + ": " + error + ")";
+        return t;
+      }
     }
     const auto handle = c10::Dispatcher::singleton().findSchema({"torchvision::nms", ""});
     if (!handle) {
@@ -77,10 +94,8 @@ Tensor nms_aten(const NmsParams& p, const std::vector<Tensor>& in) {
     return aten_call(NmsParams::kName, [&] {
       // torchvision's CPU kernel: its own score sort (not stable: tie order is its own), float IoU
       // against the double threshold, kept indices in visiting order.
-      const at::Tensor keep = tv.op->call(to_aten(shifted), to_aten(in[1]), p.iou).contiguous();
-      Tensor out(DType::Int64, Shape{keep.size(0)});
-      std::copy(keep.data_ptr<int64_t>(), keep.data_ptr<int64_t>() + keep.size(0), out.mutable_data<int64_t>());
-      return out;
+      // On the GPU (aten:cuda), its CUDA kernel: a bitmask of IoUs, the greedy pass on the host.
+      return from_aten(tv.op->call(to_aten(shifted), to_aten(in[1]), p.iou));
     });
   }
   return nms_composed_aten(p, shifted, in[1]);
@@ -91,7 +106,9 @@ Tensor nms_composed_aten(const NmsParams& p, const Tensor& shifted, const Tensor
     const at::Tensor boxes = to_aten(shifted), scores = to_aten(scores_in);
     const at::Tensor x1 = boxes.select(1, 0), y1 = boxes.select(1, 1), x2 = boxes.select(1, 2), y2 = boxes.select(1, 3);
     const at::Tensor areas = at::mul(at::sub(x2, x1), at::sub(y2, y1));
-    const at::Tensor order = std::get<1>(at::sort(scores, /*stable=*/true, /*dim=*/0, /*descending=*/true));
+    // The visiting order and the suppressed flags live on the host (read element by element);
+    // the IoUs are computed where the boxes are.
+    const at::Tensor order = std::get<1>(at::sort(scores, /*stable=*/true, /*dim=*/0, /*descending=*/true)).to(at::kCPU);
     at::Tensor suppressed = at::zeros({p.n}, at::kBool);
     const bool* sup = suppressed.data_ptr<bool>();
     const int64_t* ord = order.data_ptr<int64_t>();
@@ -106,7 +123,7 @@ Tensor nms_composed_aten(const NmsParams& p, const Tensor& shifted, const Tensor
       const at::Tensor iou = at::div(inter, at::sub(at::add(areas[i], areas), inter));
       // IoU is symmetric, so marking boxes visited earlier changes nothing: they are decided.
       // In float64, as torchvision compares its float IoU with the double threshold.
-      suppressed.logical_or_(at::gt(iou.to(at::kDouble), p.iou));
+      suppressed.logical_or_(at::gt(iou.to(at::kDouble), p.iou).to(at::kCPU));
     }
     Tensor out(DType::Int64, Shape{int64_t(keep.size())});
     std::copy(keep.begin(), keep.end(), out.mutable_data<int64_t>());

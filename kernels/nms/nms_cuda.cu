@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "kernels/cuda_sort_key.cuh"
+#include "core/gpu.h"
 #include "kernels/cuda_util.h"
 #include "kernels/nms/nms.h"
 
@@ -118,6 +119,8 @@ Tensor nms_cuda(const NmsParams& p, const std::vector<Tensor>& in) {
     const unsigned long long* row = host_mask.data() + r * col_blocks;
     for (int64_t j = rb; j < col_blocks; ++j) removed[size_t(j)] |= row[j];
   }
+  // As torchvision's CUDA nms, the greedy pass over the mask runs on the host: part of the op.
+  gpu_span_end();
   Tensor out(DType::Int64, Shape{int64_t(keep.size())});
   if (!keep.empty()) std::memcpy(out.mutable_bytes(), keep.data(), keep.size() * sizeof(int64_t));
   return out;

@@ -20,7 +20,7 @@ Tensor upsample_nearest2d_cuda(const UpsampleNearest2dParams& p, const Tensor& x
   cuda::require_gpu(UpsampleNearest2dParams::kName);
   const Shape os = p.output_shape();
   const cuda::DeviceBuffer dx = cuda::to_device(x);
-  cuda::DeviceBuffer out(size_t(os.byte_size(sizeof(float))));
+  cuda::DeviceBuffer out = cuda::output_buffer(DType::Float32, os);
   if (os.numel() > 0) {
     upsample_kernel<<<cuda::blocks_for(os.numel(), 256), 256>>>(dx.as<float>(), out.as<float>(), p.x[2], p.x[3], p.scale_h, p.scale_w,
                                                                 os.numel());

@@ -107,6 +107,15 @@ TEST(Cuda, EveryOpMatchesTheReferenceOnRandomShapes) {
     for (uint64_t seed : {0u, 1u}) {
       o.seed = seed;
       const CaseResult r = replay_case(c, o);
+      if (r.state == State::Mistrusted) {
+        // Tiny random shapes can give outputs too degenerate for replay to trust a pass (no
+        // elements, all zeros): those must then be the reference's bytes exactly.
+        const std::vector<Tensor> in = seeded_inputs(c, seed);
+        const std::vector<Tensor> a = backend("ref").run(c.line, in), b = backend("cuda").run(c.line, in);
+        ASSERT_EQ(a.size(), b.size()) << line;
+        for (size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(same_bytes(a[k], b[k])) << line << " (seed " << seed << ") output " << k;
+        continue;
+      }
       EXPECT_EQ(r.state, State::Passed) << line << " (seed " << seed << "): " << r.reason;
     }
   }
