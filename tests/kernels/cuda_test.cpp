@@ -98,26 +98,69 @@ TEST(CudaBackend, RandomCaseLinesAreValid) {
   }
 }
 
-TEST(Cuda, EveryOpMatchesTheReferenceOnRandomShapes) {
-  SKIP_WITHOUT_GPU();
+// Every random line, seeds 0 and 1, replayed ref against `name`: PASSED, or, where tiny random
+// shapes give outputs too degenerate for replay to trust a pass (no elements, all zeros), the
+// reference's bytes exactly.
+void expect_every_op_matches_the_reference(const std::string& name) {
   ReplayOptions o;
-  o.backend_a = "ref", o.backend_b = "cuda";
+  o.backend_a = "ref", o.backend_b = name;
   for (const std::string& line : random_lines(40, 20261121)) {
     const Case c = parse_case(line, "cuda_test");
     for (uint64_t seed : {0u, 1u}) {
       o.seed = seed;
       const CaseResult r = replay_case(c, o);
       if (r.state == State::Mistrusted) {
-        // Tiny random shapes can give outputs too degenerate for replay to trust a pass (no
-        // elements, all zeros): those must then be the reference's bytes exactly.
         const std::vector<Tensor> in = seeded_inputs(c, seed);
-        const std::vector<Tensor> a = backend("ref").run(c.line, in), b = backend("cuda").run(c.line, in);
+        const std::vector<Tensor> a = backend("ref").run(c.line, in), b = backend(name).run(c.line, in);
         ASSERT_EQ(a.size(), b.size()) << line;
         for (size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(same_bytes(a[k], b[k])) << line << " (seed " << seed << ") output " << k;
         continue;
       }
-      EXPECT_EQ(r.state, State::Passed) << line << " (seed " << seed << "): " << r.reason;
+      EXPECT_EQ(r.state, State::Passed) << name << ": " << line << " (seed " << seed << "): " << r.reason;
     }
+  }
+}
+
+TEST(Cuda, EveryOpMatchesTheReferenceOnRandomShapes) {
+  SKIP_WITHOUT_GPU();
+  expect_every_op_matches_the_reference("cuda");
+}
+
+// LibTorch's CUDA kernels (the aten:cuda backends): listed everywhere, refusing with the reason
+// where the LibTorch parity was built against has no CUDA (Debian's) or sees no GPU.
+TEST(AtenCudaBackend, IsRegisteredAndSaysWhyItCannotRun) {
+  for (const char* name : {"aten:cuda", "aten:cuda-nocudnn"}) {
+    const Backend& b = backend(name);
+    for (const std::string& op : op_names()) EXPECT_TRUE(b.supports(op)) << name << " lacks " << op;
+    const std::string why = b.unavailable_reason();
+    if (why.empty()) continue;  // it can run: AtenCuda.* check its results
+    try {
+      b.run("silu x=4", {Tensor(DType::Float32, Shape{4})});
+      FAIL() << name << " ran although it says: " << why;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The skip message differs from SKIP_WITHOUT_GPU's, which ctest reads as "the whole binary
+// skipped": parity's kernels may run where LibTorch's cannot.
+#define SKIP_WITHOUT_ATEN_CUDA()                                                             \
+  do {                                                                                      \
+    const std::string why = backend("aten:cuda").unavailable_reason();                      \
+    if (!why.empty()) GTEST_SKIP() << "SKIPPED: LibTorch cannot run on a GPU here: " << why; \
+  } while (0)
+
+TEST(AtenCuda, EveryOpMatchesTheReferenceOnRandomShapes) {
+  SKIP_WITHOUT_ATEN_CUDA();
+  expect_every_op_matches_the_reference("aten:cuda");
+  // ATen's own CUDA convolution (slow_conv2d), the one a user's modified PyTorch build changes.
+  ReplayOptions o;
+  o.backend_a = "ref", o.backend_b = "aten:cuda-nocudnn";
+  for (const std::string& line : random_lines(40, 20261121)) {
+    if (op_name_of(line) != "conv2d") continue;
+    const CaseResult r = replay_case(parse_case(line, "cuda_test"), o);
+    EXPECT_EQ(r.state, State::Passed) << line << ": " << r.reason;
   }
 }
 
