@@ -33,6 +33,14 @@ function(parity_warnings target)
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 endfunction()
 
+# parity_gpu_test(NAME): the test takes one GPU from CTest's `gpus` resource (used only when
+# ctest runs with --resource-spec-file, see scripts/ctest-gpu-resources) and runs on it through
+# scripts/with-assigned-gpu. Its COMMAND must start with that script.
+set(PARITY_WITH_GPU ${CMAKE_CURRENT_LIST_DIR}/../scripts/with-assigned-gpu)
+function(parity_gpu_test name)
+  set_property(TEST ${name} PROPERTY RESOURCE_GROUPS "gpus:1")
+endfunction()
+
 # parity_add_test(NAME SOURCES src... [LIBS lib...] [LABELS label...] [ENV VAR=value...])
 # One test binary is one ctest test: each process start costs (LibTorch loads in 0.4 s), so tests
 # are grouped into few, meaty binaries and ctest -j runs the binaries side by side.
@@ -41,7 +49,12 @@ function(parity_add_test name)
   add_executable(${name} ${T_SOURCES})
   parity_warnings(${name})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
-  add_test(NAME ${name} COMMAND ${name} --gtest_brief=1)
+  if("gpu" IN_LIST T_LABELS)
+    add_test(NAME ${name} COMMAND ${PARITY_WITH_GPU} $<TARGET_FILE:${name}> --gtest_brief=1)
+    parity_gpu_test(${name})
+  else()
+    add_test(NAME ${name} COMMAND ${name} --gtest_brief=1)
+  endif()
   set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}" TIMEOUT 600)
   if(T_ENV)
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${T_ENV}")
