@@ -25,8 +25,11 @@ void require_gpu(const char* op) {
 
 DeviceBuffer::DeviceBuffer(size_t bytes, unsigned char data_fill) : bytes_(bytes) {
   PARITY_CUDA_CHECK(cudaMalloc(&base_, bytes + 2 * kGuardBytes));
-  cudaError_t fill = cudaMemset(base_, kSentinel, bytes + 2 * kGuardBytes);
-  if (fill == cudaSuccess && data_fill != kSentinel && bytes > 0) fill = cudaMemset(data(), data_fill, bytes);
+  // Each byte written once: the guards with the sentinel, the data with data_fill.
+  auto* p = static_cast<unsigned char*>(base_);
+  cudaError_t fill = cudaMemset(p, kSentinel, kGuardBytes);
+  if (fill == cudaSuccess && bytes > 0) fill = cudaMemset(p + kGuardBytes, data_fill, bytes);
+  if (fill == cudaSuccess) fill = cudaMemset(p + kGuardBytes + bytes, kSentinel, kGuardBytes);
   if (fill != cudaSuccess) {
     cudaFree(base_);
     base_ = nullptr;
