@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "core/error.h"
@@ -90,9 +91,23 @@ bool check_kept_order(const Kept& kept, NmsCheck& c) {
 
 // Every kept box survived the boxes kept before it. IoU arguments in the reference's order
 // (the box visited first, first), so its IoUs are reproduced without relying on symmetry.
-bool check_kept_pairs(const Kept& kept, double thr, double delta, NmsCheck& c) {
-  for (int64_t k = 1; k < kept.size(); ++k) {
-    for (int64_t p = 0; p < k; ++p) {
+// With `grid` (built over the same boxes, empty), only pairs that share an x range are scored:
+// exact for a threshold >= 0, since every other pair has IoU 0 or NaN, which is not above it.
+// Candidates are visited in ascending order either way, so the counts and the first violation
+// are the all-pairs scan's.
+bool check_kept_pairs(const Kept& kept, double thr, double delta, NmsXGrid* grid, NmsCheck& c) {
+  std::vector<int64_t> near;
+  for (int64_t k = 0; k < kept.size(); ++k) {
+    near.clear();
+    if (grid) {
+      // The grid holds kept positions [0, k): box_of(j) is kept.box_of's j-th box.
+      grid->for_each_near(k, [&](int64_t j) { near.push_back(j); });
+      std::sort(near.begin(), near.end());
+      grid->add(k);
+    } else {
+      for (int64_t p = 0; p < k; ++p) near.push_back(p);
+    }
+    for (const int64_t p : near) {
       const double iou = nms_iou_pair(kept.box_of(p), kept.box_of(k), kept.area[size_t(p)], kept.area[size_t(k)]);
       if (!(iou > thr)) continue;
       if (iou > thr + delta) {
@@ -114,10 +129,13 @@ struct Suppression {
 };
 
 // Candidates are kept[0, may): those of higher or equal score, the first `higher` of them higher.
-Suppression find_suppressor(const Kept& kept, int64_t higher, int64_t may, const float* box, float area, double thr,
-                            double delta) {
+// `candidates`: kept positions in ascending order, all below `may` (every kept box that may
+// have suppressed the box, or only those sharing its x range: see check_suppressed).
+Suppression find_suppressor(const Kept& kept, int64_t higher, const std::vector<int64_t>& candidates, const float* box,
+                            float area, double thr, double delta) {
   Suppression best;
-  for (int64_t j = 0; j < may && best.freedoms > 0; ++j) {
+  for (size_t c = 0; c < candidates.size() && best.freedoms > 0; ++c) {
+    const int64_t j = candidates[c];
     const float iou = nms_iou_pair(kept.box_of(j), box, kept.area[size_t(j)], area);
     if (std::isnan(best.largest_iou) || iou > best.largest_iou) best.largest_iou = iou;
     if (!(double(iou) > thr - delta)) continue;
@@ -127,15 +145,29 @@ Suppression find_suppressor(const Kept& kept, int64_t higher, int64_t may, const
   return best;
 }
 
+// With `grid` (over all boxes, holding the kept ones), only kept boxes sharing the box's x range
+// are candidates: exact when thr - δ >= 0, since the others have IoU 0 or NaN. The largest IoU
+// in the message then starts from 0, the IoU of the boxes skipped.
 bool check_suppressed(const float* b, const float* s, int64_t n, const Kept& kept, const std::vector<int64_t>& at,
-                      double thr, double delta, NmsCheck& c) {
+                      double thr, double delta, const NmsXGrid* grid, NmsCheck& c) {
+  std::vector<int64_t> candidates;
   for (int64_t x = 0; x < n; ++x) {
     if (at[size_t(x)] >= 0) continue;
     // kept.score is in visiting order (checked), so the candidates form a prefix.
     const auto first = kept.score.begin();
     const int64_t higher = std::partition_point(first, kept.score.end(), [&](float v) { return above(v, s[x]); }) - first;
     const int64_t may = std::partition_point(first, kept.score.end(), [&](float v) { return !above(s[x], v); }) - first;
-    const Suppression e = find_suppressor(kept, higher, may, b + x * 4, nms_area(b, x), thr, delta);
+    candidates.clear();
+    if (grid) {
+      grid->for_each_near(x, [&](int64_t i) {
+        if (at[size_t(i)] < may) candidates.push_back(at[size_t(i)]);
+      });
+      std::sort(candidates.begin(), candidates.end());
+    } else {
+      for (int64_t j = 0; j < may; ++j) candidates.push_back(j);
+    }
+    Suppression e = find_suppressor(kept, higher, candidates, b + x * 4, nms_area(b, x), thr, delta);
+    if (grid && may > 0 && int64_t(candidates.size()) < may && !(e.largest_iou > 0)) e.largest_iou = 0;
     if (e.freedoms == 3) {
       return fail(c, may == 0 ? fmt::format("{} is not kept but no kept box has a higher or equal score", box_str(x, s[x]))
                               : fmt::format("{} is not kept but no kept box of higher or equal score overlaps it "
@@ -150,7 +182,8 @@ bool check_suppressed(const float* b, const float* s, int64_t n, const Kept& kep
 
 }  // namespace
 
-NmsCheck check_nms_keep(const Tensor& boxes, const Tensor& scores, double iou_threshold, const Tensor& keep, double delta) {
+NmsCheck check_nms_keep(const Tensor& boxes, const Tensor& scores, double iou_threshold, const Tensor& keep, double delta,
+                        bool all_pairs) {
   if (!(delta >= 0)) throw Error(fmt::format("check_nms_keep: delta must be >= 0, got {}", delta));
   require_float32("check_nms_keep", "scores", scores, scores.shape().rank() == 1, "[N]");
   const int64_t n = scores.numel();
@@ -160,8 +193,21 @@ NmsCheck check_nms_keep(const Tensor& boxes, const Tensor& scores, double iou_th
   if (!check_index_tensor(c, "keep", keep, "[K]") || !locate_indices(c, "keep", "box", keep, n, at)) return c;
   const float *b = boxes.data<float>(), *s = scores.data<float>();
   const Kept kept(b, s, keep);
-  if (check_kept_order(kept, c) && check_kept_pairs(kept, iou_threshold, delta, c)) {
-    check_suppressed(b, s, n, kept, at, iou_threshold, delta, c);
+  // The x-grid prefilter (the reference's, kernels/nms/nms.h) where it is exact; all pairs
+  // otherwise (an infinite coordinate, a threshold - δ below 0) or when asked.
+  std::optional<NmsXGrid> kept_grid, all_grid;
+  if (!all_pairs) {
+    kept_grid.emplace(kept.box.data(), kept.size());
+    if (!kept_grid->usable() || !(iou_threshold >= 0)) kept_grid.reset();
+    all_grid.emplace(b, n);
+    if (all_grid->usable() && iou_threshold - delta >= 0) {
+      for (const int64_t i : kept.index) all_grid->add(i);
+    } else {
+      all_grid.reset();
+    }
+  }
+  if (check_kept_order(kept, c) && check_kept_pairs(kept, iou_threshold, delta, kept_grid ? &*kept_grid : nullptr, c)) {
+    check_suppressed(b, s, n, kept, at, iou_threshold, delta, all_grid ? &*all_grid : nullptr, c);
   }
   return c;
 }

@@ -37,9 +37,11 @@ struct NmsCheck {
 // one kept before it with IoU > threshold + δ, and every other box is overlapped with
 // IoU > threshold - δ by a kept box of higher or equal score. IoUs are the reference's, bit for
 // bit (nms_iou). Checking stops at the first violation, so the counts are complete only when
-// valid. O(N·K). Throws parity::Error for malformed boxes or scores, or a δ not >= 0.
+// valid. Pairs that share no x range are skipped where that is exact (kernels/nms/nms.h's
+// NmsXGrid); `all_pairs` scores every pair, O(N·K), for tests. Throws parity::Error for malformed
+// boxes or scores, or a δ not >= 0.
 NmsCheck check_nms_keep(const Tensor& boxes, const Tensor& scores, double iou_threshold, const Tensor& keep,
-                        double delta = 1e-5);
+                        double delta = 1e-5, bool all_pairs = false);
 
 struct OrderCheck {
   bool valid = true;

@@ -117,6 +117,28 @@ TEST(NmsKeepCheck, ValidAtYoloCandidateScale) {
   EXPECT_TRUE(c.valid) << c.violation;
 }
 
+// The x-grid prefilter changes nothing: the same verdict, counts and first violation as scoring
+// every pair, on valid keep lists, on ones a planted defect broke, and on a reversed one.
+TEST(NmsKeepCheck, GridPrefilterEqualsAllPairs) {
+  std::vector<NmsProblem> problems = random_problems();
+  problems.push_back(random_problem(8000, 0.45, true, 5));
+  for (const NmsProblem& p : problems) {
+    SCOPED_TRACE(p.line);
+    std::vector<std::vector<int64_t>> keeps = {keep_of("ref", p), keep_of("faulty:nms_drop", p), keep_of("faulty:nms_tie", p)};
+    keeps.push_back(std::vector<int64_t>(keeps[0].rbegin(), keeps[0].rend()));
+    for (const std::vector<int64_t>& keep : keeps) {
+      for (const double delta : {1e-5, 0.05}) {
+        const NmsCheck grid = check_nms_keep(p.boxes, p.in[1], p.iou, i64(keep), delta);
+        const NmsCheck all = check_nms_keep(p.boxes, p.in[1], p.iou, i64(keep), delta, /*all_pairs=*/true);
+        EXPECT_EQ(grid.valid, all.valid);
+        EXPECT_EQ(grid.ties, all.ties);
+        EXPECT_EQ(grid.near_threshold, all.near_threshold);
+        EXPECT_EQ(grid.violation, all.violation);
+      }
+    }
+  }
+}
+
 TEST(NmsKeepCheck, AtenOutputIsValid) {
   if (const std::string why = backend("aten").unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   for (const NmsProblem& p : random_problems()) {
