@@ -108,6 +108,8 @@ Command add_cases_command(CLI::App& parent) {
   imp->add_flag("--all", o->keep_all, "keep every call, not only the first of identical ones");
   CLI::App* chk = app->add_subcommand("check", "Parse a case file and count its cases by op; exit 3 on the first bad line");
   chk->add_option("file", o->check_file, "the case file")->required();
+  // Each would otherwise inherit the root's footer, whose 1, 2 and 4 are verdicts cases never gives.
+  for (CLI::App* a : {app, gen, imp, chk}) a->footer(kNoVerdictFooter);
   return {app, [o, gen, imp] {
             if (gen->parsed()) return generate(*o);
             if (imp->parsed()) return import(*o);

@@ -4,7 +4,10 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
 #include <vector>
+
+#include "kernels/backend.h"
 
 namespace parity::cli {
 
@@ -22,5 +25,25 @@ Command add_compare_command(CLI::App& parent);
 Command add_bisect_command(CLI::App& parent);
 Command add_golden_command(CLI::App& parent);
 
+// The backend names a --backend flag takes, for its help: "ref, aten, ... or faulty:<defect>[:<n>]".
+inline std::string backend_choices() {
+  const std::vector<std::string> names = backend_names();
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return s;
+}
+
+// A numeric flag's lower bound as one plain line ("must be >= 0, not -1"): CLI11's own
+// NonNegativeNumber/PositiveNumber print the type's whole range, a 300-digit bound for double.
+// A value that is not a number passes here and CLI11's conversion refuses it.
+inline CLI::Validator at_least(double min) {
+  return CLI::Validator(
+      [min](std::string& s) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(s, v) || v >= min) return "";
+        return "must be >= " + CLI::detail::to_string(min) + ", not " + s;  // NaN lands here too
+      },
+      ">= " + CLI::detail::to_string(min));
+}
 
 }  // namespace parity::cli

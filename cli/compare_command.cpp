@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/command.h"
@@ -19,8 +20,8 @@ namespace parity::cli {
 namespace {
 
 struct Options {
-  std::string a, b, json, csv, html, tol_file, layers, rerun, judge = "ref", precision = "fp32";
-  double atol = -1, rtol = -1;
+  std::string a, b, json, csv, html, tol_file, layers, rerun, judge = "ref", precision = "fp32", color = "auto";
+  double atol = -1, rtol = -1;  // -1: not given (the flags refuse negative values)
   bool all = false, timing = false;
 };
 
@@ -46,7 +47,21 @@ ReportHeader header_of(const Options& o, const Dump& a, const Dump& b) {
   return {text(a), text(b), o.judge, o.precision};
 }
 
-CompareResult run_compare(const Options& o, const Dump& a, const Dump& b) {
+// The backend a flag names, refused with the flag's name when unknown or unusable here.
+const Backend& flag_backend(const std::string& flag, const std::string& name) {
+  const Backend* be = nullptr;
+  try {
+    be = &backend(name);
+  } catch (const Error& e) {
+    throw Error(flag + ": " + e.what());
+  }
+  if (const std::string why = be->unavailable_reason(); !why.empty()) throw Error(flag + " " + name + " cannot run here: " + why);
+  return *be;
+}
+
+// Everything the flags decide, checked before any dump is read: a usage error comes first, not
+// after minutes of reading a batch-32 dump.
+CompareOptions compare_options(const Options& o) {
   CompareOptions co;
   if ((o.atol >= 0) != (o.rtol >= 0)) throw Error("--atol and --rtol go together");
   if (o.atol >= 0 && !o.tol_file.empty()) throw Error("give --atol/--rtol or --tol-file, not both");
@@ -54,9 +69,7 @@ CompareResult run_compare(const Options& o, const Dump& a, const Dump& b) {
   if (!o.tol_file.empty()) co.judge.per_layer = read_tolerance_file(o.tol_file);
   co.judge.judge = o.judge;
   co.judge.precision = parse_precision(o.precision);
-  if (const std::string why = backend(o.judge).unavailable_reason(); !why.empty()) {
-    throw Error("--judge " + o.judge + " cannot run here: " + why);
-  }
+  flag_backend("--judge", o.judge);
   if (!o.layers.empty()) {
     try {
       co.layers = std::regex(o.layers);
@@ -64,22 +77,30 @@ CompareResult run_compare(const Options& o, const Dump& a, const Dump& b) {
       throw Error("--layers: bad regular expression: " + std::string(e.what()));
     }
   }
-  return compare_dumps(a, b, co);
+  return co;
 }
 
 int exit_code(const CompareResult& r) {
   return verdict_exit_code(int(r.layers.size()), r.failed + r.unchecked, r.structural_origins);
 }
 
+// --color auto (the default) colours the table's states on a terminal unless NO_COLOR is set to
+// anything non-empty (https://no-color.org); always and never are explicit and win over NO_COLOR.
+bool use_colour(const std::string& mode) {
+  if (mode != "auto") return mode == "always";
+  const char* no_color = std::getenv("NO_COLOR");
+  return ::isatty(1) && !(no_color && *no_color);
+}
+
 int compare(const Options& o) {
-  parse_precision(o.precision);  // a bad profile is a usage error before any dump is read
+  const CompareOptions co = compare_options(o);
   const Stopwatch reading;
   const Dump a = read_dump(o.a), b = read_dump(o.b);
   const double read_s = reading.seconds();
-  const CompareResult r = run_compare(o, a, b);
+  const CompareResult r = compare_dumps(a, b, co);
   if (o.timing) print_timing(r, read_s);
   const ReportHeader h = header_of(o, a, b);
-  write_table(std::cout, r, h, ::isatty(1), o.all);
+  write_table(std::cout, r, h, use_colour(o.color), o.all);
   if (r.layers.empty()) fmt::print("nothing checked: --layers '{}' matches no layer\n", o.layers);
   if (!o.json.empty()) write_json(o.json, r, h);
   if (!o.csv.empty()) write_csv(o.csv, r);
@@ -122,12 +143,14 @@ void rerun(const Options& o, const Dump& a, const Dump& b, const LayerReport& or
 }
 
 int bisect(const Options& o) {
-  if (!o.rerun.empty()) backend(o.rerun);  // an unknown name is a usage error, divergence or not
-  parse_precision(o.precision);
+  // An unknown --rerun backend, or one that cannot run here, is a usage error before any dump
+  // is read, divergence or not (rerun() itself runs only after the whole bisect).
+  if (!o.rerun.empty()) flag_backend("--rerun", o.rerun);
+  const CompareOptions co = compare_options(o);
   const Stopwatch reading;
   const Dump a = read_dump(o.a), b = read_dump(o.b);
   const double read_s = reading.seconds();
-  const CompareResult r = run_compare(o, a, b);
+  const CompareResult r = compare_dumps(a, b, co);
   if (o.timing) print_timing(r, read_s);
   for (const std::string& p : r.provenance) fmt::print("provenance differs: {}\n", p);
   const int code = exit_code(r);
@@ -177,8 +200,8 @@ int bisect(const Options& o) {
 void common_flags(CLI::App* app, Options& o) {
   app->add_option("dump_a", o.a, "dump A, the expected side")->required();
   app->add_option("dump_b", o.b, "dump B, the side under test")->required();
-  app->add_option("--atol", o.atol, "absolute tolerance for float outputs (with --rtol)");
-  app->add_option("--rtol", o.rtol, "relative tolerance for float outputs (with --atol)");
+  app->add_option("--atol", o.atol, "absolute tolerance for float outputs (with --rtol)")->check(at_least(0));
+  app->add_option("--rtol", o.rtol, "relative tolerance for float outputs (with --atol)")->check(at_least(0));
   app->add_option("--tol-file", o.tol_file, "JSON {\"<layer or op regex>\": {\"atol\": X, \"rtol\": Y}}");
   app->add_option("--json", o.json, "write the full report as JSON");
   app->add_option("--html", o.html, "write one self-contained page: the table and a per-layer error plot");
@@ -198,6 +221,10 @@ Command add_compare_command(CLI::App& parent) {
   common_flags(app, *o);
   app->add_option("--csv", o->csv, "write one row per output tensor as CSV");
   app->add_flag("--all", o->all, "also one row per output of multi-output layers");
+  // bisect prints no colour, so only compare has the flag.
+  app->add_option("--color", o->color, "colour the table's states: auto (on a terminal, unless NO_COLOR is set), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
   app->footer(std::string(
       "Rows: state (* marks an origin), max abs, mean abs, max rel, cosine, max ULP, bits, % out of tolerance, worst\n"
       "element (index, both values in the note), layer, note. Tolerances: float32 atol 1e-5 rtol 1.3e-6\n"

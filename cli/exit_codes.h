@@ -21,4 +21,7 @@ inline constexpr const char* kExitCodeFooter =
     "Exit codes: 0 everything checked passed, 1 numeric mismatch (or unchecked), 2 unexplained structural mismatch,\n"
     "3 usage, I/O or corrupt dump, 4 nothing was checked (all skipped or unsupported, or a filter matched nothing).";
 
+// For the commands that check nothing (cases, golden update): no verdict, so only 0 and 3.
+inline constexpr const char* kNoVerdictFooter = "Exit codes: 0 done, 3 usage or I/O error (a bad flag, an unreadable or malformed file).";
+
 }  // namespace parity::cli

@@ -95,13 +95,16 @@ Command add_golden_command(CLI::App& parent) {
       "golden", "Check a backend against the golden packs (checked-in inputs and expected outputs), or regenerate them");
   app->require_subcommand(1);
   CLI::App* chk = app->add_subcommand("check", "Run every layer of every pack on a backend and compare with the expected outputs");
-  chk->add_option("--backend", o->backend, "ref, aten, cuda or faulty:<defect>")->capture_default_str();
+  chk->add_option("--backend", o->backend, backend_choices())->capture_default_str();
   chk->add_option("--pack", o->pack, "only this pack (conv2d, silu, cat, nonzero, index, nms, yolov5n_128)");
   CLI::App* upd = app->add_subcommand(
       "update", "Regenerate the packs and print which layers moved and by how much, for a reviewer to accept (commit) or "
                 "reject (git checkout golden/)");
   for (CLI::App* sub : {chk, upd}) sub->add_option("--root", o->root, "the golden folder")->capture_default_str();
   chk->footer(kExitCodeFooter);
+  // Else the root's footer: its 1, 2 and 4 are check's verdicts, which update never gives.
+  app->footer("Run 'parity golden check --help' or 'parity golden update --help' for their options and exit codes.");
+  upd->footer(kNoVerdictFooter);
   return {app, [o, chk] { return chk->parsed() ? check(*o) : update(*o); }};
 }
 

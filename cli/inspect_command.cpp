@@ -217,7 +217,7 @@ Command add_inspect_command(CLI::App& parent) {
       "first values; on a folder (a dump), one line per .npy file");
   app->add_option("path", opts->path, "a .npy file, or a folder of them")->required();
   app->add_option("--values", opts->values, "how many leading values to print (C order)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(at_least(1))
       ->capture_default_str();
   app->add_flag("--json", opts->json, "print JSON instead of text (NaN/Inf values as strings)");
   app->footer(

@@ -53,7 +53,14 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "parity: " << e.what() << " (see parity --help)\n";
+    // Point at the help of the (sub)command the error is about: CLI11 records the subcommands
+    // it entered before failing, so `parity compare` alone names "parity compare --help".
+    std::string name = "parity";
+    for (const CLI::App* at = &app; !at->get_subcommands().empty();) {
+      at = at->get_subcommands().front();
+      name += " " + at->get_name();
+    }
+    std::cerr << name << ": " << e.what() << " (see " << name << " --help)\n";
     return kUsageOrIoError;
   }
 

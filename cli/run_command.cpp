@@ -38,7 +38,7 @@ Command add_run_command(CLI::App& parent) {
       "run", "Run a whole YOLOv5 (v7.0) forward and val.py's post-processing on one backend, layer by layer, and dump "
              "every layer's inputs and outputs");
   app->add_option("model", o->model, "yolov5n, yolov5s, yolov5m, yolov5l or yolov5x")->required();
-  app->add_option("--backend", o->backend, "ref, aten or cuda")->capture_default_str();
+  app->add_option("--backend", o->backend, backend_choices())->capture_default_str();
   app->add_option("--img", o->img, "image size, a multiple of 32")->capture_default_str();
   app->add_option("--batch", o->batch, "batch size")->capture_default_str();
   app->add_option("--seed", o->seed, "seed of the weights and the input")->capture_default_str();

@@ -68,5 +68,39 @@ TEST(Cli, BenchTimesBothBackendsAndRefusesBadFlags) {
   }
 }
 
+// Issue 18: run's --backend help lists every backend; commands that give no verdict do not show
+// the compare exit codes 1, 2 and 4; a usage error points at its own command's help.
+TEST(Cli, HelpTextsFitTheirCommand) {
+  auto help = [](const std::vector<std::string>& args) {
+    const auto r = run_parity(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  const std::string run = help({"run", "--help"});
+  for (const char* b : {"ref", "aten:cuda", "aten:cuda-nocudnn", "faulty:<defect>[:<n>]"}) {
+    EXPECT_NE(run.find(b), std::string::npos) << b << "\n" << run;
+  }
+  for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+           {"cases", "--help"}, {"cases", "generate", "--help"}, {"cases", "import", "--help"}, {"cases", "check", "--help"},
+           {"golden", "--help"}, {"golden", "update", "--help"}}) {
+    const std::string out = help(cmd);
+    EXPECT_EQ(out.find("numeric mismatch"), std::string::npos) << cmd[0] << " " << cmd[1] << "\n" << out;
+  }
+  EXPECT_NE(help({"cases", "generate", "--help"}).find("Exit codes: 0 done, 3 usage"), std::string::npos);
+  EXPECT_NE(help({"golden", "update", "--help"}).find("Exit codes: 0 done, 3 usage"), std::string::npos);
+  // The checking commands keep theirs.
+  EXPECT_NE(help({"golden", "check", "--help"}).find("numeric mismatch"), std::string::npos);
+  EXPECT_NE(help({"compare", "--help"}).find("numeric mismatch"), std::string::npos);
+  for (const auto& [args, see] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"compare"}, "(see parity compare --help)"},
+           {{"cases", "generate", "--bogus"}, "(see parity cases generate --help)"},
+           {{"frobnicate"}, "(see parity --help)"}}) {
+    const auto r = run_parity(args);
+    EXPECT_EQ(r.exit_code, 3);
+    ASSERT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find(see), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace parity

@@ -262,5 +262,89 @@ TEST_F(Hardening, KilledGoldenUpdateIsRefusedThenFinished) {
   EXPECT_FALSE(fs::exists(root + "/.swap") || fs::exists(root + "/.update") || fs::exists(root + "/.previous"));
 }
 
+// Issue 18: a negative tolerance names its own flag, not the --atol/--rtol pairing rule.
+TEST_F(Hardening, NegativeToleranceNamesItsFlag) {
+  for (const char* cmd : {"compare", "bisect"}) {
+    expect_refused({cmd, dump(), dump(), "--atol=-1", "--rtol=0"}, "--atol: must be >= 0");
+    expect_refused({cmd, dump(), dump(), "--atol=0", "--rtol=-1e-3"}, "--rtol: must be >= 0");
+    const auto r = run_parity({cmd, dump(), dump(), "--atol=-1", "--rtol=0"});
+    EXPECT_EQ(r.err.find("go together"), std::string::npos) << r.err;
+  }
+  // Both given and >= 0 still runs; only one of them is still the pairing error.
+  EXPECT_EQ(run_parity({"compare", dump(), dump(), "--atol=0", "--rtol=0"}).exit_code, 0);
+  expect_refused({"compare", dump(), dump(), "--atol=0"}, "--atol and --rtol go together");
+}
+
+// Issue 18: --values below 1 is one short line, not CLI11's range up to DBL_MAX (300 digits).
+TEST_F(Hardening, InspectValuesBelowOneIsRefusedPlainly) {
+  const std::string npy = first_npy(dump());
+  for (const char* n : {"-1", "0"}) {
+    expect_refused({"inspect", npy, "--values", n}, "--values: must be >= 1");
+    EXPECT_LT(run_parity({"inspect", npy, "--values", n}).err.size(), 120u);
+  }
+  EXPECT_EQ(run_parity({"inspect", npy, "--values", "1"}).exit_code, 0);
+}
+
+// Issue 18: a malformed tolerance-file entry is one line naming the file, the entry and the
+// field, before any dump is read (the dumps here do not exist).
+TEST_F(Hardening, ToleranceFileEntryIsCheckedBeforeDumps) {
+  for (const auto& [json, says] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"conv2d": {"atol": 0}})", R"(entry "conv2d": missing field "rtol")"},
+           {R"({"conv2d": {"rtol": 0}})", R"(entry "conv2d": missing field "atol")"},
+           {R"({"conv2d": {"atol": "1e-3", "rtol": 0}})", R"(entry "conv2d": field "atol" must be a number)"}}) {
+    test::write_bytes(file("tol.json"), json);
+    for (const char* cmd : {"compare", "bisect"}) {
+      expect_refused({cmd, "/nonexistent/a", "/nonexistent/b", "--tol-file", file("tol.json")}, says);
+      const auto r = run_parity({cmd, "/nonexistent/a", "/nonexistent/b", "--tol-file", file("tol.json")});
+      EXPECT_NE(r.err.find(file("tol.json")), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+    }
+  }
+}
+
+// Issue 18: --rerun is checked as the rerun will use it, before any dump is read, and the
+// error names the flag.
+TEST_F(Hardening, BisectRerunIsCheckedBeforeDumps) {
+  expect_refused({"bisect", "/nonexistent/a", "/nonexistent/b", "--rerun", "bogus"}, "--rerun: unknown backend 'bogus'");
+  expect_refused({"bisect", "/nonexistent/a", "/nonexistent/b", "--rerun", "faulty:zzz"}, "--rerun: backend faulty:zzz");
+  expect_refused({"bisect", "/nonexistent/a", "/nonexistent/b", "--judge", "bogus"}, "--judge: unknown backend 'bogus'");
+  // Identical dumps never reach the rerun: a backend that cannot run here must still be refused.
+  const auto r = run_parity({"bisect", dump(), dump(), "--rerun", "cuda"});
+  if (r.exit_code == 0) {
+    EXPECT_NE(r.out.find("no divergence"), std::string::npos) << r.out;  // a machine where cuda runs
+  } else {
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("--rerun cuda cannot run here"), std::string::npos) << r.err;
+  }
+}
+
+// Issue 18: compare --color always|never|auto; auto colours only a terminal (never this pipe).
+TEST_F(Hardening, CompareColorFlag) {
+  auto coloured = [](const test::RunResult& r) { return r.out.find("\033[") != std::string::npos; };
+  auto r = run_parity({"compare", dump(), dump(), "--color", "always"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(coloured(r)) << r.out;
+  EXPECT_FALSE(coloured(run_parity({"compare", dump(), dump(), "--color", "never"})));
+  EXPECT_FALSE(coloured(run_parity({"compare", dump(), dump()})));
+  expect_refused({"compare", dump(), dump(), "--color", "sometimes"}, "--color");
+}
+
+// Issue 18: NO_COLOR (https://no-color.org): any non-empty value turns auto's colour off on a
+// terminal; an empty one does not, and --color always wins. script(1) gives the pty.
+TEST_F(Hardening, NoColorTurnsOffAutoOnATerminal) {
+  if (!fs::exists("/usr/bin/script")) GTEST_SKIP() << "no /usr/bin/script to run parity on a terminal";
+  auto on_tty = [&](const std::string& env, const std::string& flags) {
+    const std::string cmd = env + " '" + std::string(PARITY_CLI) + "' compare '" + dump() + "' '" + dump() + "' " + flags;
+    const auto r = test::run_process({"/usr/bin/script", "-qec", cmd, "/dev/null"});
+    EXPECT_EQ(r.exit_code, 0) << cmd << "\n" << r.out << r.err;
+    return r.out.find("\033[") != std::string::npos;
+  };
+  EXPECT_TRUE(on_tty("NO_COLOR=", ""));  // the terminal is real: auto colours it
+  EXPECT_FALSE(on_tty("NO_COLOR=1", ""));
+  EXPECT_FALSE(on_tty("NO_COLOR=0", ""));  // any non-empty value, "0" included
+  EXPECT_TRUE(on_tty("NO_COLOR=1", "--color always"));
+}
+
 }  // namespace
 }  // namespace parity
