@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <map>
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
@@ -45,6 +46,39 @@ ReportHeader header_of(const Options& o, const Dump& a, const Dump& b) {
     return fmt::format("{} ({} on {}, {}, seed {})", d.dir, given(d.model), given(d.backend), given(d.device), d.seed);
   };
   return {text(a), text(b), o.judge, o.precision};
+}
+
+// One line when the two dumps are of different models (their manifests say so and fewer than
+// half of A's layers run the same call in B), or have no layer in common (no layer of A has a
+// namesake in B running the identical call: another batch or image size): the table would only
+// be a chain of "another call" or shape rows. Empty otherwise, and for a single layer, whose own
+// row says it.
+std::string not_comparable(const Dump& a, const Dump& b) {
+  if (a.layers.size() + b.layers.size() < 3) return "";
+  auto call = [](const DumpLayer& l) {
+    try {
+      return canonical_line(l.params);  // params: the layer's whole op line
+    } catch (const Error&) {
+      return l.params;  // an op parity does not know: as written
+    }
+  };
+  std::map<std::pair<std::string, int64_t>, const DumpLayer*> in_b;
+  for (const DumpLayer& l : b.layers) in_b[{l.name, l.occurrence}] = &l;
+  size_t same = 0;
+  for (const DumpLayer& l : a.layers) {
+    const auto it = in_b.find({l.name, l.occurrence});
+    same += it != in_b.end() && call(l) == call(*it->second);
+  }
+  const bool other_model = !a.model.empty() && !b.model.empty() && a.model != b.model;
+  // A model named otherwise whose calls mostly agree (the same network recorded under another
+  // name) is compared as usual.
+  if (same > 0 && !(other_model && 2 * same < a.layers.size())) return "";
+  auto given = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+  std::string line = fmt::format("A is {} on {}, B is {} on {}: {}{} of {} layers in A run the same call in B; nothing to compare",
+                                 given(a.model), given(a.backend), given(b.model), given(b.backend),
+                                 other_model ? "different models, " : "", same, a.layers.size());
+  if (!a.layers.empty() && !b.layers.empty()) line += " (first layers: A " + call(a.layers[0]) + ", B " + call(b.layers[0]) + ")";
+  return line;
 }
 
 // The backend a flag names, refused with the flag's name when unknown or unusable here.
@@ -100,6 +134,13 @@ int compare(const Options& o) {
   const CompareResult r = compare_dumps(a, b, co);
   if (o.timing) print_timing(r, read_s);
   const ReportHeader h = header_of(o, a, b);
+  if (const std::string line = not_comparable(a, b); !line.empty()) {
+    fmt::print("{}\n", line);
+    if (!o.json.empty()) write_json(o.json, r, h);
+    if (!o.csv.empty()) write_csv(o.csv, r);
+    if (!o.html.empty()) write_html(o.html, r, h);
+    return kStructuralMismatch;
+  }
   write_table(std::cout, r, h, use_colour(o.color), o.all);
   if (r.layers.empty()) fmt::print("nothing checked: --layers '{}' matches no layer\n", o.layers);
   if (!o.json.empty()) write_json(o.json, r, h);
@@ -153,6 +194,10 @@ int bisect(const Options& o) {
   const CompareResult r = compare_dumps(a, b, co);
   if (o.timing) print_timing(r, read_s);
   for (const std::string& p : r.provenance) fmt::print("provenance differs: {}\n", p);
+  if (const std::string line = not_comparable(a, b); !line.empty()) {
+    fmt::print("{}\n", line);
+    return kStructuralMismatch;
+  }
   const int code = exit_code(r);
   if (r.origin < 0) {
     if (code == kNothingChecked) {

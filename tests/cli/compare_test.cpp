@@ -54,6 +54,28 @@ TEST_F(CompareCli, CorrectKernelPassesWithReports) {
   EXPECT_EQ(run_parity({"bisect", dump("ref"), dump("aten")}).exit_code, 0);
 }
 
+// Dumps of another image size share no call, and dumps of another model are not comparable:
+// one line saying so, exit 2, not a row per layer.
+TEST_F(CompareCli, DumpsOfOtherModelsOrShapesSayItInOneLine) {
+  const std::string other_img = dir_->file("d-ref-160"), other_model = dir_->file("d-ref-s");
+  ASSERT_EQ(run_parity({"run", "yolov5n", "--img", "160", "--dump", other_img}).exit_code, 0);
+  ASSERT_EQ(run_parity({"run", "yolov5s", "--img", "192", "--dump", other_model}).exit_code, 0);
+  for (const char* cmd : {"compare", "bisect"}) {
+    auto r = run_parity({cmd, dump("ref"), other_img});
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("A is yolov5n on ref, B is yolov5n on ref: 0 of 157 layers in A run the same call in B"), std::string::npos)
+        << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("x=1x3x192x192"), std::string::npos) << r.out;  // the first calls, side by side
+    EXPECT_EQ(r.out.find("ran another call"), std::string::npos) << cmd << ": " << r.out;
+    r = run_parity({cmd, dump("ref"), other_model});
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("A is yolov5n on ref, B is yolov5s on ref: different models, "), std::string::npos) << cmd << ": " << r.out;
+    EXPECT_EQ(r.out.find("propagated from"), std::string::npos) << cmd << ": " << r.out;
+  }
+  // Dumps of one model and shape get the usual table.
+  EXPECT_EQ(run_parity({"compare", dump("ref"), dump("aten")}).out.find("nothing to compare"), std::string::npos);
+}
+
 // The table row whose layer cell starts with `name`, "" when none.
 std::string html_row_of_layer(const std::string& html, const std::string& name) {
   const size_t cell = html.find("<td class='l'>" + name + "<");
