@@ -26,6 +26,8 @@ std::string version_text() {
 
 }  // namespace
 
+namespace parity::cli { Command add_diff_report_command(CLI::App& parent); }  // cli/diff_report_command.cpp
+
 int main(int argc, char** argv) {
   using namespace parity::cli;
   // Past a file-size limit (ulimit -f), write() then fails with EFBIG, which the writers report
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_run_command(app));
   commands.push_back(add_compare_command(app));
   commands.push_back(add_bisect_command(app));
+  commands.push_back(add_diff_report_command(app));
   commands.push_back(add_golden_command(app));
   commands.push_back(add_inspect_command(app));
   commands.push_back(add_bench_command(app));
