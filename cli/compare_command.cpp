@@ -1,5 +1,6 @@
 // parity compare A B and parity bisect A B: two dumps, layer by layer.
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <map>
 
 #include "cli/command.h"
+#include "cli/compare_npy.h"
 #include "cli/exit_codes.h"
 #include "compare/dump_compare.h"
 #include "compare/report.h"
@@ -23,7 +25,10 @@ namespace {
 struct Options {
   std::string a, b, json, csv, html, tol_file, layers, rerun, judge = "ref", precision = "fp32", color = "auto";
   double atol = -1, rtol = -1;  // -1: not given (the flags refuse negative values)
-  bool all = false, timing = false;
+  bool all = false, timing = false, failed = false;
+  int top = 0;
+  std::string op;                   // two .npy files: the call whose tolerance applies
+  std::vector<std::string> inputs;  // two .npy files: that call's inputs
 };
 
 // --timing: where the time went, on stderr so that the report on stdout stays as it is.
@@ -126,7 +131,30 @@ bool use_colour(const std::string& mode) {
   return ::isatty(1) && !(no_color && *no_color);
 }
 
+// Where long notes wrap: the terminal's width, or $COLUMNS when set; a pipe or a file keeps one
+// line per row (for grep and awk) unless COLUMNS says otherwise.
+int table_width() {
+  if (const char* c = std::getenv("COLUMNS"); c && std::atoi(c) > 0) return std::atoi(c);
+  winsize ws{};
+  if (::isatty(1) && ::ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 0;
+}
+
+TableView table_view(const Options& o) {
+  TableView v;
+  v.colour = use_colour(o.color);
+  v.all_tensors = o.all, v.failed_only = o.failed, v.top = o.top, v.width = table_width();
+  return v;
+}
+
 int compare(const Options& o) {
+  if (are_npy_files(o.a, o.b)) {
+    if (!o.tol_file.empty() || !o.layers.empty() || !o.csv.empty() || !o.html.empty() || o.all || o.failed || o.top > 0) {
+      throw Error("two .npy files take --atol/--rtol, --op, --inputs, --precision and --json; the other flags are for dumps");
+    }
+    return compare_npy_files({o.a, o.b, o.atol, o.rtol, o.op, o.inputs, o.precision, o.json});
+  }
+  if (!o.op.empty() || !o.inputs.empty()) throw Error("--op and --inputs are for two .npy files, not dumps");
   const CompareOptions co = compare_options(o);
   const Stopwatch reading;
   const Dump a = read_dump(o.a), b = read_dump(o.b);
@@ -141,7 +169,7 @@ int compare(const Options& o) {
     if (!o.html.empty()) write_html(o.html, r, h);
     return kStructuralMismatch;
   }
-  write_table(std::cout, r, h, use_colour(o.color), o.all);
+  write_table(std::cout, r, h, table_view(o));
   if (r.layers.empty()) fmt::print("nothing checked: --layers '{}' matches no layer\n", o.layers);
   if (!o.json.empty()) write_json(o.json, r, h);
   if (!o.csv.empty()) write_csv(o.csv, r);
@@ -193,10 +221,15 @@ int bisect(const Options& o) {
   const double read_s = reading.seconds();
   const CompareResult r = compare_dumps(a, b, co);
   if (o.timing) print_timing(r, read_s);
-  for (const std::string& p : r.provenance) fmt::print("provenance differs: {}\n", p);
   if (const std::string line = not_comparable(a, b); !line.empty()) {
     fmt::print("{}\n", line);
     return kStructuralMismatch;
+  }
+  // --failed or --top: the rows they pick (with the header) before the origin; else no table.
+  if (o.failed || o.top > 0) {
+    write_table(std::cout, r, header_of(o, a, b), table_view(o));
+  } else {
+    for (const std::string& p : r.provenance) fmt::print("provenance differs: {}\n", p);
   }
   const int code = exit_code(r);
   if (r.origin < 0) {
@@ -243,8 +276,8 @@ int bisect(const Options& o) {
 }
 
 void common_flags(CLI::App* app, Options& o) {
-  app->add_option("dump_a", o.a, "dump A, the expected side")->required();
-  app->add_option("dump_b", o.b, "dump B, the side under test")->required();
+  app->add_option("dump_a", o.a, "dump A (a folder, or an .npy file), the expected side")->required();
+  app->add_option("dump_b", o.b, "dump B (a folder, or an .npy file), the side under test")->required();
   app->add_option("--atol", o.atol, "absolute tolerance for float outputs (with --rtol)")->check(at_least(0));
   app->add_option("--rtol", o.rtol, "relative tolerance for float outputs (with --atol)")->check(at_least(0));
   app->add_option("--tol-file", o.tol_file, "JSON {\"<layer or op regex>\": {\"atol\": X, \"rtol\": Y}}");
@@ -256,20 +289,28 @@ void common_flags(CLI::App* app, Options& o) {
                   "judge float outputs against fp32, tf32, fp16 or bf16 arithmetic; float16 dumps are judged as fp16 at least")
       ->capture_default_str();
   app->add_flag("--timing", o.timing, "print on stderr where the time went: the element-wise pass and the local checks, by op");
+  app->add_flag("--failed", o.failed, "table rows only for layers that did not pass (the summary still counts every layer)");
+  app->add_option("--top", o.top, "table rows only for the K layers with the largest error/tolerance, largest first, with that figure")
+      ->check(at_least(1))
+      ->type_name("K");
+  app->add_option("--color", o.color, "colour the table's states: auto (on a terminal, unless NO_COLOR is set), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
 }
 
 }  // namespace
 
 Command add_compare_command(CLI::App& parent) {
   auto o = std::make_shared<Options>();
-  CLI::App* app = parent.add_subcommand("compare", "Compare two dumps layer by layer: structure first, then values under the tolerance policy");
+  CLI::App* app = parent.add_subcommand(
+      "compare", "Compare two dumps layer by layer: structure first, then values under the tolerance policy; or two .npy tensors");
   common_flags(app, *o);
   app->add_option("--csv", o->csv, "write one row per output tensor as CSV");
   app->add_flag("--all", o->all, "also one row per output of multi-output layers");
-  // bisect prints no colour, so only compare has the flag.
-  app->add_option("--color", o->color, "colour the table's states: auto (on a terminal, unless NO_COLOR is set), always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}))
-      ->capture_default_str();
+  app->add_option("--op", o->op, "two .npy files: the call that produced them, as a case line ('silu x=1x64x80x80'); its tolerance applies")
+      ->type_name("CALL");
+  app->add_option("--inputs", o->inputs, "two .npy files: the call's input files in its order (conv2d's bound needs them)")
+      ->type_name("NPY...");
   app->footer(std::string(
       "Rows: state (* marks an origin), max abs, mean abs, max rel, cosine, max ULP, bits, % out of tolerance, worst\n"
       "element (index, both values in the note), layer, note. Tolerances: float32 atol 1e-5 rtol 1.3e-6\n"

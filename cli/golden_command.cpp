@@ -18,11 +18,36 @@ namespace fs = std::filesystem;
 namespace {
 
 struct Options {
-  std::string root = "golden", backend = "ref", pack;
+  std::string root, backend = "ref", pack;  // root empty: golden_root() finds it
 };
 
-int check(const Options& o) {
+// A folder of golden packs (one holds golden.json), or one an interrupted update left half
+// swapped; not any folder named golden (a build tree has one for the library's objects).
+bool holds_golden_packs(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return false;
+  if (fs::exists(dir + "/.swap", ec)) return true;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (fs::exists(e.path() / "golden.json", ec)) return true;
+  }
+  return false;
+}
+
+// Without --root: ./golden when the command runs from the repository root, else the golden
+// folder of the source tree this binary was built from, so a check works from any directory.
+std::string golden_root(const Options& o) {
+  if (!o.root.empty()) return o.root;
+  std::error_code ec;
+  if (holds_golden_packs("golden")) return "golden";
+  const std::string built_from = std::string(PARITY_SOURCE_DIR) + "/golden";
+  if (fs::is_directory(built_from, ec)) return built_from;
+  throw Error("no golden folder here or in the source tree " + std::string(PARITY_SOURCE_DIR) +
+              " (run from the repository root or give --root DIR)");
+}
+
+int check(Options o) {
   backend(o.backend);  // an unknown name is a usage error
+  o.root = golden_root(o);
   std::vector<std::string> packs = golden_packs(o.root);
   if (!o.pack.empty()) {
     if (std::find(packs.begin(), packs.end(), o.pack) == packs.end()) throw Error("no golden pack " + o.pack).file(o.root);
@@ -59,7 +84,8 @@ int check(const Options& o) {
 
 // Regenerates every pack beside the old ones, reports what moved, then swaps them in (golden.h:
 // a kill at any point leaves the old packs, or a journal that the next update finishes).
-int update(const Options& o) {
+int update(Options o) {
+  o.root = golden_root(o);
   const std::string fresh = o.root + "/.update";
   if (finish_golden_swap(o.root, fresh)) fmt::print("finished the swap of an interrupted update\n");
   fs::remove_all(fresh);
@@ -100,7 +126,9 @@ Command add_golden_command(CLI::App& parent) {
   CLI::App* upd = app->add_subcommand(
       "update", "Regenerate the packs and print which layers moved and by how much, for a reviewer to accept (commit) or "
                 "reject (git checkout golden/)");
-  for (CLI::App* sub : {chk, upd}) sub->add_option("--root", o->root, "the golden folder")->capture_default_str();
+  for (CLI::App* sub : {chk, upd}) {
+    sub->add_option("--root", o->root, "the golden folder (default: ./golden, else the source tree's golden/)")->type_name("DIR");
+  }
   chk->footer(kExitCodeFooter);
   // Else the root's footer: its 1, 2 and 4 are check's verdicts, which update never gives.
   app->footer("Run 'parity golden check --help' or 'parity golden update --help' for their options and exit codes.");

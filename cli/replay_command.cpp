@@ -1,5 +1,6 @@
 // parity replay: run case files (or one --case) on two backends and compare every output.
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "cli/progress.h"
+#include "compare/dump_reader.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/gpu.h"
@@ -64,6 +66,12 @@ int run_replay(const Options& o) {
     return kNothingChecked;
   }
   backend(o.replay.backend_a), backend(o.replay.backend_b), backend(o.replay.judge);  // unknown names are usage errors
+  // --inputs naming a dump: its manifest says which file holds each layer's inputs (read once,
+  // here, so that a damaged dump is refused before any case runs).
+  ReplayOptions ro = o.replay;
+  if (std::error_code ec; !ro.inputs_dir.empty() && std::filesystem::exists(ro.inputs_dir + "/manifest.json", ec)) {
+    ro.inputs_dump = std::make_shared<const Dump>(read_dump(ro.inputs_dir));
+  }
 
   std::unique_ptr<DumpWriter> dump_a, dump_b;
   if (!o.dump.empty()) {
@@ -96,7 +104,7 @@ int run_replay(const Options& o) {
     progress.show(int64_t(i) + 1, int64_t(cases.size()), c.name);
     CaseResult r;
     try {
-      r = replay_case(c, o.replay, dump_a.get(), dump_b.get());
+      r = replay_case(c, ro, dump_a.get(), dump_b.get());
     } catch (Error& e) {
       e.layer(c.name);
       throw;  // the progress line is erased as it goes out of scope
@@ -110,8 +118,10 @@ int run_replay(const Options& o) {
                r.ms_a, r.ms_b, c.name, c.line);
     if (!r.reason.empty()) fmt::print("            {}\n", r.reason);
     if (r.state == State::Failed || r.state == State::Unchecked) {
-      fmt::print("REPRO: parity replay --case '{}' --seed {} --backend {} --vs {}{}\n", c.str(), o.replay.seed,
-                 o.replay.backend_a, o.replay.backend_b, precision_flag);
+      // With --inputs the case's inputs come from there, so the REPRO line names it too.
+      const std::string inputs_flag = ro.inputs_dir.empty() ? "" : " --inputs '" + ro.inputs_dir + "'";
+      fmt::print("REPRO: parity replay --case '{}' --seed {} --backend {} --vs {}{}{}\n", c.str(), o.replay.seed,
+                 o.replay.backend_a, o.replay.backend_b, precision_flag, inputs_flag);
     }
     rows.push_back({{"name", c.name}, {"case", c.str()}, {"state", state_name(r.state)}, {"explained", r.explained},
                     {"reason", r.reason}, {"effective_bits", r.bits},
@@ -163,7 +173,8 @@ Command add_replay_command(CLI::App& parent) {
   app->add_option("--json", o->json, "also write every row and the summary to this JSON file");
   app->add_option("--dump", o->dump, "write both sides as dumps: DIR/a and DIR/b (inputs and outputs, manifest.json)");
   app->add_flag("--force", o->force, "let --dump overwrite non-empty folders");
-  app->add_option("--inputs", o->replay.inputs_dir, "read inputs from DIR/<name>.<input>.npy instead of seeding them");
+  app->add_option("--inputs", o->replay.inputs_dir, "read inputs instead of seeding them: from a dump (the layer of the case's name running its call; parity run --dump or "
+                  "python/parity_torch), or from DIR/<name>.<input>.npy");
   app->footer(std::string(
       "Rows: state, max abs and max rel difference, effective mantissa bits of B against A, time on each backend, name and case. A FAILED row is\n"
       "followed by its reason and a REPRO line. Outputs beyond tolerance (compare/tolerance.h) are re-run on the\n"

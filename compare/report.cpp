@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "compare/report_rows.h"
@@ -103,41 +104,129 @@ std::string summary_line(const CompareResult& r) {
   return s;
 }
 
-void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& h, bool colour, bool all_tensors) {
+double error_over_tolerance(const LayerReport& l) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  double worst = 0;
+  for (const OutputVerdict& t : l.verdict.outputs) {
+    const TensorDiff& d = t.diff;
+    double e = 0;
+    if (t.identical || (d.bad == 0 && !d.structural && d.max_abs == 0)) {
+      e = 0;
+    } else if (d.structural) {
+      e = inf;
+    } else if (d.worst_allowed > 0) {  // a float output: the worst element against its own tolerance
+      e = std::fabs(d.worst_a - d.worst_b) / d.worst_allowed;
+      if (!std::isfinite(e)) e = inf;
+    } else if (d.bad > 0) {  // integers, bools, NaN/Inf positions, or an exact float tolerance
+      e = l.state == State::Passed ? 0 : inf;
+    }
+    worst = std::max(worst, e);
+  }
+  // A layer judged without outputs (only one side has it, another call) is as far off as it gets.
+  if (l.verdict.outputs.empty() && l.state != State::Passed) worst = inf;
+  return worst;
+}
+
+namespace {
+
+// Just beyond 1 gets enough digits to show it is beyond: "1" would read as within tolerance.
+std::string ratio_text(double e) {
+  if (std::isinf(e)) return "inf";
+  if (e > 1 && e < 1.01) return fmt::format("{:.5f}", e);
+  return e == 0 ? "0" : g3(e);
+}
+
+// The layers the view shows, in the order it shows them.
+std::vector<const LayerReport*> shown_layers(const CompareResult& r, const TableView& v) {
+  std::vector<const LayerReport*> shown;
+  for (const LayerReport& l : r.layers) {
+    if (!v.failed_only || l.state != State::Passed) shown.push_back(&l);
+  }
+  if (v.top > 0) {
+    std::vector<std::pair<double, const LayerReport*>> ranked;
+    for (const LayerReport* l : shown) ranked.push_back({error_over_tolerance(*l), l});
+    // Stable: among equal ratios (every infinite one) the earlier layer comes first.
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    shown.clear();
+    for (size_t i = 0; i < ranked.size() && i < size_t(v.top); ++i) shown.push_back(ranked[i].second);
+  }
+  return shown;
+}
+
+// `text` broken at spaces into lines of at most `width` characters (a longer word stays whole).
+std::vector<std::string> wrapped(const std::string& text, size_t width) {
+  std::vector<std::string> lines(1);
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    const std::string word = text.substr(i, j - i);
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) lines.emplace_back();
+    lines.back() += (lines.back().empty() ? "" : " ") + word;
+    i = j + 1;
+  }
+  return lines;
+}
+
+}  // namespace
+
+void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& h, const TableView& v) {
   out << "A: " << h.a << "\nB: " << h.b << "\n";
   for (const std::string& s : judged_how(r, h)) out << s << "\n";
   for (const std::string& p : r.provenance) out << "provenance differs: " << p << "\n";
-  std::vector<ReportRow> rows = {{"state", "max abs", "mean abs", "max rel", "cosine", "ULP", "bits", "% out", "worst", "layer", ""}};
-  std::vector<const LayerReport*> layer_of = {nullptr};
-  for (const LayerReport& l : r.layers) {
-    rows.push_back(report_row(l));
-    layer_of.push_back(&l);
-    if (all_tensors && l.verdict.outputs.size() > 1) {
-      for (const OutputVerdict& t : l.verdict.outputs) {
-        ReportRow tr = report_row(l, &t.diff, &t.precision, "  " + l.name + ":" + t.role);
+  // --top adds the ranking's own figure as a column after "% out".
+  std::vector<std::vector<std::string>> rows = {{"state", "max abs", "mean abs", "max rel", "cosine", "ULP", "bits", "% out", "worst", "layer"}};
+  if (v.top > 0) rows[0].insert(rows[0].begin() + 8, "err/tol");
+  std::vector<std::string> notes = {""};
+  auto add = [&](const ReportRow& x, const LayerReport& l, bool layer_row) {
+    std::vector<std::string> cells = {x.state, x.max_abs, x.mean_abs, x.max_rel, x.cosine, x.ulp, x.bits, x.pct, x.worst, x.name};
+    if (v.top > 0) cells.insert(cells.begin() + 8, layer_row ? ratio_text(error_over_tolerance(l)) : "");
+    rows.push_back(cells);
+    notes.push_back(x.note);
+  };
+  for (const LayerReport* l : shown_layers(r, v)) {
+    add(report_row(*l), *l, true);
+    if (v.all_tensors && l->verdict.outputs.size() > 1) {
+      for (const OutputVerdict& t : l->verdict.outputs) {
+        ReportRow tr = report_row(*l, &t.diff, &t.precision, "  " + l->name + ":" + t.role);
         tr.note = t.diff.reason;
-        rows.push_back(tr);
-        layer_of.push_back(nullptr);
+        add(tr, *l, false);
       }
     }
   }
-  size_t w[10] = {};
-  for (const ReportRow& x : rows) {
-    const std::string* f[10] = {&x.state, &x.max_abs, &x.mean_abs, &x.max_rel, &x.cosine, &x.ulp, &x.bits, &x.pct, &x.worst, &x.name};
-    for (int k = 0; k < 10; ++k) w[k] = std::max(w[k], f[k]->size());
+  const size_t columns = rows[0].size();
+  std::vector<size_t> w(columns, 0);
+  for (const auto& row : rows) {
+    for (size_t k = 0; k < columns; ++k) w[k] = std::max(w[k], row[k].size());
   }
   for (size_t i = 0; i < rows.size(); ++i) {
-    const ReportRow& x = rows[i];
-    std::string state = fmt::format("{:<{}}", x.state, w[0]);
-    if (colour && i > 0) {
-      const char* c = x.state.rfind("PASSED", 0) == 0 ? "\033[32m" : x.state.rfind("FAILED", 0) == 0 ? "\033[31m" : "\033[33m";
-      state = c + state + "\033[0m";
+    const auto& row = rows[i];
+    std::string line;
+    for (size_t k = 0; k < columns; ++k) {
+      // state and layer read left to right, the figures line up on the right
+      const bool left = k == 0 || k + 1 == columns;
+      std::string cell = left ? fmt::format("{:<{}}", row[k], w[k]) : fmt::format("{:>{}}", row[k], w[k]);
+      if (k == 0 && v.colour && i > 0) {
+        const char* c = row[0].rfind("PASSED", 0) == 0 ? "\033[32m" : row[0].rfind("FAILED", 0) == 0 ? "\033[31m" : "\033[33m";
+        cell = c + cell + "\033[0m";
+      }
+      line += (k ? "  " : "") + cell;
     }
-    out << state << "  "
-        << fmt::format("{:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:>{}}  {:<{}}", x.max_abs, w[1], x.mean_abs, w[2],
-                       x.max_rel, w[3], x.cosine, w[4], x.ulp, w[5], x.bits, w[6], x.pct, w[7], x.worst, w[8], x.name, w[9]);
-    if (!x.note.empty()) out << "  " << x.note;
-    out << "\n";
+    size_t visible = 2 * (columns - 1);  // the row's width on screen, colour codes aside
+    for (size_t k = 0; k < columns; ++k) visible += w[k];
+    const std::string& note = notes[i];
+    if (note.empty() || (v.width > 0 && visible + 2 + note.size() > size_t(v.width))) {
+      while (!line.empty() && line.back() == ' ') line.pop_back();  // the layer column's padding
+    }
+    if (note.empty()) {
+      out << line << "\n";
+    } else if (v.width <= 0 || visible + 2 + note.size() <= size_t(v.width)) {
+      out << line << "  " << note << "\n";
+    } else {
+      // The note on lines of its own under the row, indented, so the columns stay readable.
+      out << line << "\n";
+      for (const std::string& part : wrapped(note, size_t(std::max(v.width - 6, 40)))) out << "      " << part << "\n";
+    }
   }
   out << summary_line(r) << "\n";
 }
@@ -153,7 +242,7 @@ void write_json(const std::string& path, const CompareResult& r, const ReportHea
                       {"propagated_from", l.propagated_from}, {"reason", l.reason}, {"note", l.note()},
                       {"effective_bits", l.verdict.precision_stats() && !l.verdict.precision_stats()->exact
                                              ? number(l.verdict.precision_stats()->bits) : nlohmann::json(nullptr)},
-                      {"widened", l.verdict.widened},
+                      {"widened", l.verdict.widened}, {"error_over_tolerance", number(error_over_tolerance(l))},
                       {"local_check", {{"a", side_json(l.verdict.a)}, {"b", side_json(l.verdict.b)}}}, {"outputs", outs}});
   }
   nlohmann::json origins = nlohmann::json::array();

@@ -16,7 +16,21 @@ struct ReportHeader {
   std::string precision = "fp32";  // the profile (--precision)
 };
 
-void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& h, bool colour, bool all_tensors);
+// Which rows the terminal table shows and how. The summary line always counts every layer.
+struct TableView {
+  bool colour = false;
+  bool all_tensors = false;  // --all: one more row per output of multi-output layers
+  bool failed_only = false;  // --failed: only layers whose state is not PASSED
+  int top = 0;               // --top K: the K layers with the largest error/tolerance, largest first; 0: all, in order
+  int width = 0;             // a note that would pass this column goes on lines of its own under the row; 0: never
+};
+void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& h, const TableView& view);
+// A layer's largest error relative to its tolerance, over its outputs: |a - b| / tolerance at the
+// worst element of float outputs (above 1: beyond tolerance); +infinity for an output of another
+// shape, a NaN/Inf mismatch, or differing integers on a layer that did not pass; 0 when equal.
+// Integer outputs that differ on a PASSED layer (another valid nms or argsort answer) count 0:
+// the layer's own check accepted them.
+double error_over_tolerance(const LayerReport& l);
 std::string summary_line(const CompareResult& r);
 void write_json(const std::string& path, const CompareResult& r, const ReportHeader& h);
 void write_csv(const std::string& path, const CompareResult& r);

@@ -47,7 +47,18 @@ CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a
       return r;
     }
   }
-  const std::vector<Tensor> in = o.inputs_dir.empty() ? seeded_inputs(c, o.seed) : inputs_from_folder(c, o.inputs_dir);
+  const DumpLayer* recorded = nullptr;
+  if (o.inputs_dump) {
+    // A case the dump did not run has no inputs to replay: said, not an error of the run.
+    recorded = dump_layer_for(c, *o.inputs_dump, r.reason);
+    if (!recorded) {
+      r.state = State::Skipped;
+      return r;
+    }
+  }
+  const std::vector<Tensor> in = recorded               ? inputs_from_dump(c, *o.inputs_dump, *recorded)
+                                 : o.inputs_dir.empty() ? seeded_inputs(c, o.seed)
+                                                        : inputs_from_folder(c, o.inputs_dir);
   std::vector<Tensor> out_a, out_b;
   r.ms_a = run_timed(a, c.line, in, out_a);  // an error here is the case's own: it propagates
   try {

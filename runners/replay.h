@@ -2,6 +2,7 @@
 // Replay: run each case on backend A and backend B with the same inputs and judge every output
 // as compare does (compare/judge.h: tolerance, then a local check against the judge backend).
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "compare/precision.h"
@@ -13,12 +14,15 @@
 
 namespace parity {
 
+struct Dump;
+
 struct ReplayOptions {
   std::string backend_a = "ref", backend_b = "aten";
   std::string judge = "ref";  // runs a case whose outputs differ beyond tolerance (compare/judge.h)
   Precision precision = Precision::Fp32;  // the profile outputs are judged against (compare/precision.h)
   uint64_t seed = 0;
   std::string inputs_dir;  // when set, inputs come from .npy files (runners/inputs.h)
+  std::shared_ptr<const Dump> inputs_dump;  // when set, inputs come from this dump's layers (runners/inputs.h)
 };
 
 struct CaseResult {

@@ -1,7 +1,10 @@
 // parity run, compare and bisect through the binary: exit codes, reports, --rerun, bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "support/test_support.h"
@@ -10,6 +13,7 @@ namespace parity {
 namespace {
 
 using test::run_parity;
+using test::run_process;
 
 class CompareCli : public ::testing::Test {
  protected:
@@ -299,6 +303,145 @@ TEST_F(CompareCli, BadInputIsExitThree) {
   }
 }
 
+// The table rows of a report: the lines between the column header and the summary that begin
+// with a state (continuation lines of wrapped notes begin with spaces).
+std::vector<std::string> table_rows(const std::string& out) {
+  std::vector<std::string> rows;
+  bool in_table = false;
+  for (const std::string& line : test::lines_of(out)) {
+    if (line.rfind("state ", 0) == 0) {
+      in_table = true;
+    } else if (line.find(" layers: ") != std::string::npos) {
+      in_table = false;
+    } else if (in_table && !line.empty() && line[0] != ' ') {
+      rows.push_back(line);
+    }
+  }
+  return rows;
+}
+
+// --failed keeps the rows that did not pass; --top K ranks by error over tolerance, which the
+// test recomputes from the JSON report's own fields (worst element against its tolerance).
+TEST_F(CompareCli, FailedAndTopPickTheRowsThatMatter) {
+  auto r = run_parity({"compare", dump("ref"), dump("faulty:bias:4"), "--failed", "--json", dir_->file("f.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto j = nlohmann::json::parse(test::read_text(dir_->file("f.json")));
+  size_t not_passed = 0;
+  for (const auto& l : j["layers"]) not_passed += l["state"] != "PASSED";
+  ASSERT_GT(not_passed, 0u);
+  const auto rows = table_rows(r.out);
+  EXPECT_EQ(rows.size(), not_passed) << r.out;
+  for (const std::string& row : rows) EXPECT_NE(row.rfind("PASSED", 0), 0u) << row;
+  EXPECT_NE(r.out.find("157 layers: "), std::string::npos) << r.out;  // the summary still counts all
+
+  r = run_parity({"compare", dump("ref"), dump("aten"), "--top", "3", "--json", dir_->file("t.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  std::vector<std::pair<double, std::string>> ranked;
+  const auto report = nlohmann::json::parse(test::read_text(dir_->file("t.json")));
+  for (const auto& l : report["layers"]) {
+    double e = 0;
+    for (const auto& o : l["outputs"]) {
+      if (o["identical"].get<bool>() || !o["tolerance_at_worst"].is_number() || o["tolerance_at_worst"].get<double>() <= 0) continue;
+      e = std::max(e, std::fabs(o["worst_a"].get<double>() - o["worst_b"].get<double>()) / o["tolerance_at_worst"].get<double>());
+    }
+    ranked.push_back({e, l["name"].get<std::string>()});
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  const auto top = table_rows(r.out);
+  ASSERT_EQ(top.size(), 3u) << r.out;
+  EXPECT_NE(r.out.find("err/tol"), std::string::npos) << r.out;
+  for (size_t i = 0; i < 3; ++i) EXPECT_NE(top[i].find("  " + ranked[i].second), std::string::npos) << i << ": " << top[i];
+
+  // bisect shows the same views before naming the origin.
+  r = run_parity({"bisect", dump("ref"), dump("faulty:bias:4"), "--top", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  ASSERT_EQ(table_rows(r.out).size(), 1u) << r.out;
+  EXPECT_NE(r.out.find("origin: model.2.m.0.cv1.conv (layer 6, conv2d)"), std::string::npos) << r.out;
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"compare", dump("ref"), dump("aten"), "--top", "0"}, {"bisect", dump("ref"), dump("aten"), "--top", "-2"}}) {
+    const auto b = run_parity(bad);
+    EXPECT_EQ(b.exit_code, 3) << b.out;
+    EXPECT_NE(b.err.find("--top"), std::string::npos) << b.err;
+  }
+}
+
+// Notes longer than the terminal go on indented lines of their own under the row; piped
+// output without COLUMNS keeps one line per row.
+TEST_F(CompareCli, LongNotesWrapUnderTheRow) {
+  const auto piped = run_parity({"compare", dump("ref"), dump("faulty:bias:4"), "--failed"});
+  const auto wide = run_process({"/usr/bin/env", "COLUMNS=100", PARITY_CLI, "compare", dump("ref"), dump("faulty:bias:4"), "--failed"});
+  EXPECT_EQ(wide.exit_code, 1) << wide.err;
+  size_t continuation = 0;
+  for (const std::string& line : test::lines_of(wide.out)) {
+    if (line.rfind("      ", 0) != 0) continue;
+    ++continuation;
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+  EXPECT_GT(continuation, 0u) << wide.out;
+  for (const std::string& line : test::lines_of(piped.out)) EXPECT_NE(line.rfind("      ", 0), 0u) << line;
+  // The same words either way.
+  auto words = [](const std::string& s) {
+    std::istringstream in(s);
+    std::vector<std::string> w;
+    for (std::string x; in >> x;) w.push_back(x);
+    return w;
+  };
+  EXPECT_EQ(words(piped.out), words(wide.out));
+}
+
+// Two .npy files: one verdict under the dtype's default, --atol/--rtol, or a call's own
+// tolerance (conv2d's bound from its inputs).
+TEST_F(CompareCli, TwoNpyFiles) {
+  const auto manifest = nlohmann::json::parse(test::read_text(dump("ref") + "/manifest.json"));
+  auto layer = [&](const std::string& name) {
+    for (const auto& l : manifest["layers"]) {
+      if (l["name"] == name) return l;
+    }
+    ADD_FAILURE() << name;
+    return nlohmann::json();
+  };
+  const auto conv = layer("model.2.m.0.cv1.conv");
+  auto file = [&](const char* side, const nlohmann::json& t) { return dump(side) + "/" + t["file"].get<std::string>(); };
+  std::vector<std::string> inputs;
+  for (const auto& t : conv["inputs"]) inputs.push_back(file("ref", t));
+  const std::string params = conv["params"], out_ref = file("ref", conv["outputs"][0]);
+  auto with_op = [&](const char* side) {
+    std::vector<std::string> args = {"compare", out_ref, file(side, conv["outputs"][0]), "--op", params, "--inputs"};
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    return run_parity(args);
+  };
+  // LibTorch's conv on the same inputs is within the bound; the planted bias defect is not.
+  auto r = with_op("aten");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASSED: max abs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("per-element bound (conv2d)"), std::string::npos) << r.out;
+  r = with_op("faulty:bias:4");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAILED: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("elements out of tolerance, worst at ["), std::string::npos) << r.out;
+  // Zero tolerance: a float64-accumulated and a float32 conv differ somewhere.
+  r = run_parity({"compare", out_ref, file("aten", conv["outputs"][0]), "--atol", "0", "--rtol", "0", "--json", dir_->file("n.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto j = nlohmann::json::parse(test::read_text(dir_->file("n.json")));
+  EXPECT_EQ(j["state"], "FAILED");
+  EXPECT_GT(j["out_of_tolerance"].get<int64_t>(), 0);
+  // Another shape is structural; bad flags and files are one line, exit 3.
+  r = run_parity({"compare", out_ref, inputs[1]});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
+           {"compare", out_ref, out_ref, "--op", params},
+           {"compare", out_ref, out_ref, "--op", "conv2d x=1"},
+           {"compare", out_ref, out_ref, "--inputs", inputs[0]},
+           {"compare", out_ref, out_ref, "--op", params, "--inputs", inputs[1], inputs[0], inputs[2]},
+           {"compare", out_ref, dir_->file("missing.npy")},
+           {"compare", out_ref, out_ref, "--html", dir_->file("x.html")},
+           {"compare", dump("ref"), dump("aten"), "--op", "silu x=1"}}) {
+    const auto b = run_parity(bad);
+    EXPECT_EQ(b.exit_code, 3) << bad.back() << b.out;
+    EXPECT_EQ(test::lines_of(b.err).size(), 1u) << b.err;
+  }
+}
+
 // A defect in a kernel fails the golden check with the pack and layer named; regenerating the
 // packs reproduces them bit for bit (nothing moves).
 TEST(GoldenCli, DefectNamedAndUpdateReproducible) {
@@ -317,6 +460,11 @@ TEST(GoldenCli, DefectNamedAndUpdateReproducible) {
     EXPECT_NE(r.out.find(std::string(pack) + ": 0 of "), std::string::npos) << pack << "\n" << r.out;
   }
   EXPECT_EQ(run_parity({"golden", "check", "--root", dir.file("nowhere")}).exit_code, 3);
+  // Without --root, from a folder without packs (the build tree's, whose golden/ holds the
+  // library's objects), the source tree's packs.
+  r = run_parity({"golden", "check", "--pack", "silu"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("silu "), std::string::npos) << r.out;
   EXPECT_EQ(run_parity({"golden", "check", "--root", golden, "--pack", "resnet"}).exit_code, 3);
 }
 

@@ -67,6 +67,61 @@ TEST(Replay, InputsFromFiles) {
   EXPECT_NE(r.err.find("layer pick: index: idx[0] = 9 is out of range"), std::string::npos) << r.err;
 }
 
+// --inputs naming a dump: each case runs on the inputs the dump recorded for its layer (checked
+// by hash), cases the dump did not run are SKIPPED with the reason, a damaged file is exit 3.
+TEST(Replay, InputsFromADump) {
+  test::TempDir dir;
+  ASSERT_EQ(run_parity({"run", "yolov5n", "--img", "160", "--dump", dir.file("run")}).exit_code, 0);
+  ASSERT_EQ(run_parity({"cases", "generate", "--model", "yolov5n", "--img", "160", "--out", dir.path()}).exit_code, 0);
+  const std::string cases = dir.file("yolov5n.cases");
+  auto r = run_parity({"replay", cases, "--filter", "^(model\\.2\\.|nms\\.x )", "--inputs", dir.file("run"), "--vs", "aten",
+                       "--json", dir.file("r.json"), "--dump", dir.file("again")});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(test::read_text(dir.file("r.json")));
+  size_t passed = 0;
+  for (const auto& row : j["rows"]) {
+    if (row["name"] == "nms.x") {  // the run names its post-processing per image (nms.0.x), with data-dependent shapes
+      EXPECT_EQ(row["state"], "SKIPPED");
+      EXPECT_NE(row["reason"].get<std::string>().find("no layer nms.x in"), std::string::npos) << row;
+    } else {
+      EXPECT_EQ(row["state"], "PASSED") << row;
+      ++passed;
+    }
+  }
+  EXPECT_GT(passed, 3u);
+  // The replayed inputs are the run's, byte for byte: their recorded hashes agree layer by layer.
+  const auto run = nlohmann::json::parse(test::read_text(dir.file("run/manifest.json")));
+  const auto again = nlohmann::json::parse(test::read_text(dir.file("again/a/manifest.json")));
+  size_t matched = 0;
+  for (const auto& l : again["layers"]) {
+    for (const auto& k : run["layers"]) {
+      if (k["name"] != l["name"]) continue;
+      ASSERT_EQ(k["inputs"].size(), l["inputs"].size()) << l["name"];
+      for (size_t i = 0; i < l["inputs"].size(); ++i) EXPECT_EQ(k["inputs"][i]["hash"], l["inputs"][i]["hash"]) << l["name"];
+      ++matched;
+    }
+  }
+  EXPECT_EQ(matched, passed);
+  // A dump of another image size runs none of the calls: nothing checked, and why.
+  r = run_parity({"replay", std::string(PARITY_SOURCE_DIR) + "/cases/yolov5n.cases", "--filter", "^model\\.0\\.", "--inputs",
+                  dir.file("run")});
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("layer model.0.conv of " + dir.file("run") + " runs 'conv2d x=1x3x160x160"), std::string::npos) << r.out;
+  // A tampered input is caught by its hash.
+  std::string x;
+  for (const auto& k : run["layers"]) {
+    if (k["name"] == "model.2.cv1.conv") x = dir.file("run/" + k["inputs"][0]["file"].get<std::string>());
+  }
+  ASSERT_FALSE(x.empty());
+  std::string bytes = test::read_text(x);
+  bytes[bytes.size() - 3] ^= 0x40;
+  test::write_bytes(x, bytes);
+  r = run_parity({"replay", cases, "--filter", "^model\\.2\\.cv1\\.conv ", "--inputs", dir.file("run")});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.err.find(x), std::string::npos) << r.err;
+  EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+}
+
 TEST(Replay, UsageErrorsAndSkippedBackends) {
   const std::string cases = std::string(PARITY_SOURCE_DIR) + "/cases/yolov5n.cases";
   for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
