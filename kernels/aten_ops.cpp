@@ -20,7 +20,6 @@
 #include "kernels/threshold/threshold.h"
 #include "kernels/upsample_nearest2d/upsample_nearest2d.h"
 #include "kernels/aten_util.h"
-#include "runners/weights.h"
 
 #include <ATen/Context.h>
 #include <ATen/ops/conv2d.h>
@@ -60,11 +59,6 @@ extern "C" __attribute__((visibility("default"))) parity::Tensor parity_aten_nms
   const parity::NmsParams p = parity::NmsParams::parse(line);
   parity::check_inputs(parity::NmsParams::kName, p.inputs(), in);
   return parity::nms_composed_aten(p, parity::nms_offset_boxes(p, in), in[1]);
-}
-
-extern "C" __attribute__((visibility("default"))) std::map<std::string, parity::Tensor> parity_aten_read_torchscript(
-    const std::string& path) {
-  return parity::read_torchscript_tensors(path);
 }
 
 // Golden data: the op in float64 through LibTorch (float32 inputs widened exactly), rounded once

@@ -29,8 +29,4 @@ Weights calibrated_weights(const Yolov5Variant& v, uint64_t seed);  // the uncac
 // naming the missing or mismatching key and file.
 Weights load_weights(const Yolov5Variant& v, const Graph& g, const std::string& source, uint64_t seed);
 
-// The TorchScript reader (weights_aten.cpp, the one runners file that includes Torch; it is
-// built into the aten plugin, kernels/aten_plugin.h, and reached through it).
-std::map<std::string, Tensor> read_torchscript_tensors(const std::string& path);
-
 }  // namespace parity

@@ -1,10 +1,12 @@
-// Reading parameters from a TorchScript archive: the only runners file that includes Torch.
+// Reading the named tensors of a TorchScript archive (parameters, then buffers), for weights
+// given as a .pt file. Built into the aten plugin, the one library that links LibTorch; the
+// runners reach it through the plugin's C symbol (kernels/aten_plugin.h).
 #include <torch/csrc/jit/serialization/import.h>
 
 #include <cstring>
 
 #include "core/error.h"
-#include "runners/weights.h"
+#include "kernels/aten_plugin.h"
 
 namespace parity {
 
@@ -26,7 +28,6 @@ Tensor copy_of(const at::Tensor& t) {
   if (out.nbytes()) std::memcpy(out.mutable_bytes(), c.data_ptr(), out.nbytes());
   return out;
 }
-}  // namespace
 
 std::map<std::string, Tensor> read_torchscript_tensors(const std::string& path) {
   torch::jit::Module m;
@@ -42,4 +43,10 @@ std::map<std::string, Tensor> read_torchscript_tensors(const std::string& path) 
   return out;
 }
 
+}  // namespace
 }  // namespace parity
+
+extern "C" __attribute__((visibility("default"))) std::map<std::string, parity::Tensor> parity_aten_read_torchscript(
+    const std::string& path) {
+  return parity::read_torchscript_tensors(path);
+}
