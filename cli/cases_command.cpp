@@ -2,9 +2,12 @@
 // profiler trace, or check a case file.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "cases/trace_import.h"
 #include "cases/yolov5.h"
@@ -54,13 +57,44 @@ int generate(const Options& o) {
   return kPassed;
 }
 
+// "optimiser 1932, backward 966": the calls left out as not forward, by part of the step, most first.
+std::string parts_text(const std::map<std::string, int64_t>& parts) {
+  std::vector<std::pair<int64_t, std::string>> by_count;
+  for (const auto& [part, n] : parts) by_count.emplace_back(-n, part);
+  std::sort(by_count.begin(), by_count.end());
+  std::string s;
+  for (const auto& [n, part] : by_count) s += (s.empty() ? "" : ", ") + part + " " + std::to_string(-n);
+  return s;
+}
+
+// The summary on stderr, so that `-o -` output stays a clean case file: counts, what was left out
+// as not forward, how cases are named, and the table of what gave no case.
+void print_import_summary(const Options& o, const TraceImport& r, int64_t inferred) {
+  std::cerr << fmt::format("{}: {} cases ({}) from {} supported calls {}; {} duplicates dropped; {} inferred\n", o.trace,
+                           r.cases.size(), counts_text(r.cases), r.calls, o.keep_all ? "(--all: every call)" : "in the forward pass",
+                           r.duplicates, inferred);
+  int64_t left_out = 0;
+  for (const auto& [part, n] : r.outside_forward) left_out += n;
+  if (left_out > 0) {
+    std::cerr << fmt::format("not imported, outside the forward pass: {} supported calls ({}); --all imports them\n", left_out,
+                             parts_text(r.outside_forward));
+  }
+  if (!r.cases.empty() && !r.module_names) {
+    std::cerr << "cases named trace.<n>.<op>: the trace records no module hierarchy (profile with with_stack=True or "
+                 "with_modules=True to name them by module)\n";
+  }
+  const std::string table = skipped_table(r);
+  if (!table.empty()) std::cerr << "skipped, no case made:\n" << table;
+}
+
 int import(const Options& o) {
   const TraceImport r = import_trace(o.trace, o.keep_all);
   const std::string out = o.out_file.empty() ? "-" : o.out_file;
   int64_t inferred = 0;
   for (const Case& c : r.cases) inferred += c.inferred;
   const std::vector<std::string> header = {
-      "Imported by `parity cases import` from " + o.trace,
+      "Imported by `parity cases import" + std::string(o.keep_all ? " --all" : "") + "` from " + o.trace +
+          (o.keep_all ? " (every call)" : " (the forward pass)"),
       std::to_string(r.operator_events) + " operator events, " + std::to_string(r.calls) + " supported calls, " +
           std::to_string(r.cases.size()) + " cases (" + std::to_string(r.duplicates) + " duplicates dropped, " +
           std::to_string(inferred) + " with inferred parameters)"};
@@ -70,15 +104,7 @@ int import(const Options& o) {
   } else {
     write_case_file(out, r.cases, header);
   }
-  // The summary goes to stderr so that `-o -` output stays a clean case file.
-  std::cerr << fmt::format("{}: {} cases ({}) from {} supported calls; {} duplicates dropped; {} inferred\n", o.trace,
-                           r.cases.size(), counts_text(r.cases), r.calls, r.duplicates, inferred);
-  std::vector<std::pair<int64_t, std::string>> skipped;
-  for (const auto& [name, n] : r.skipped) skipped.push_back({n, name});
-  std::sort(skipped.rbegin(), skipped.rend());
-  std::string line;
-  for (const auto& [n, name] : skipped) line += (line.empty() ? "" : ", ") + name + " " + std::to_string(n);
-  if (!line.empty()) std::cerr << "skipped: " << line << "\n";
+  print_import_summary(o, r, inferred);
   return kPassed;
 }
 
@@ -101,11 +127,13 @@ Command add_cases_command(CLI::App& parent) {
   gen->add_option("--img", o->img, "image size, a multiple of 32")->capture_default_str();
   gen->add_option("--out", o->out_dir, "folder to write into")->capture_default_str();
   CLI::App* imp = app->add_subcommand(
-      "import", "Turn a PyTorch profiler trace (Kineto JSON, plain or .gz, recorded with record_shapes) into cases; "
-                "prints what it skipped, by op");
+      "import", "Turn the forward pass in a PyTorch profiler trace (Kineto JSON, plain or .gz, recorded with "
+                "record_shapes) into cases, named by module when the trace records modules; prints what it skipped, by op");
   imp->add_option("trace", o->trace, "the trace file")->required();
   imp->add_option("-o,--out", o->out_file, "case file to write (default: standard output)");
-  imp->add_flag("--all", o->keep_all, "keep every call, not only the first of identical ones");
+  imp->add_flag("--all", o->keep_all,
+                "keep every call: identical ones too, and the backward pass, optimiser and data loading (default: the forward "
+                "pass, one case per distinct call)");
   CLI::App* chk = app->add_subcommand("check", "Parse a case file and count its cases by op; exit 3 on the first bad line");
   chk->add_option("file", o->check_file, "the case file")->required();
   // Each would otherwise inherit the root's footer, whose 1, 2 and 4 are verdicts cases never gives.
