@@ -23,6 +23,7 @@ Command add_replay_command(CLI::App& parent);
 Command add_run_command(CLI::App& parent);
 Command add_compare_command(CLI::App& parent);
 Command add_bisect_command(CLI::App& parent);
+Command add_diff_report_command(CLI::App& parent);
 Command add_golden_command(CLI::App& parent);
 
 // The backend names a --backend flag takes, for its help: "ref, aten, ... or faulty:<defect>[:<n>]".

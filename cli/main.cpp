@@ -26,8 +26,6 @@ std::string version_text() {
 
 }  // namespace
 
-namespace parity::cli { Command add_diff_report_command(CLI::App& parent); }  // cli/diff_report_command.cpp
-
 int main(int argc, char** argv) {
   using namespace parity::cli;
   // Past a file-size limit (ulimit -f), write() then fails with EFBIG, which the writers report

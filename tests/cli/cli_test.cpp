@@ -8,7 +8,7 @@ namespace {
 
 using test::run_parity;
 
-const char* const kSubcommands[] = {"cases", "replay", "run", "compare", "bisect", "inspect", "golden", "bench"};
+const char* const kSubcommands[] = {"cases", "replay", "run", "compare", "bisect", "inspect", "golden", "bench", "diff-report"};
 
 TEST(Cli, HelpListsEverySubcommand) {
   const auto r = run_parity({"--help"});
