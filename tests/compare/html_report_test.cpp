@@ -1,11 +1,14 @@
 // The HTML report's structure on a hand-made comparison whose every row is of a known kind: one
-// table row per layer with an id the plot links to, the origin linked from the header, exact
-// zeros on the zero baseline, int/bool outputs in their own lane and tagged, structural rows on
-// the plot, notes filled, nothing fetched.
+// table row per layer with an id the plot links to (in both layouts of the plot), the origin
+// linked from the header, exact zeros on the zero baseline, int/bool outputs in their own lane
+// and tagged, structural rows on the plot, notes filled, the table's controls and script,
+// balanced tags, nothing fetched.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -96,7 +99,14 @@ std::vector<std::string> all_matches(const std::string& text, const std::string&
   return found;
 }
 
-// The plot's part for one row: its link, hover column and marks.
+// One layout of the plot: the svg element whose class names `layout`.
+std::string plot_of(const std::string& html, const std::string& layout) {
+  const size_t at = html.find("<svg class='plot " + layout + "'");
+  if (at == std::string::npos) return "";
+  return html.substr(at, html.find("</svg>", at) - at);
+}
+
+// The plot's part for one row: its link, hover column and marks (the first layout's).
 std::string plot_layer(const std::string& html, size_t row) {
   const std::string open = "<a href='#L" + std::to_string(row) + "' class='layer'>";
   const size_t at = html.find(open);
@@ -109,6 +119,34 @@ std::string table_row(const std::string& html, size_t row) {
   const size_t at = html.find(open);
   if (at == std::string::npos) return "";
   return html.substr(at, html.find("</tr>", at) - at);
+}
+
+// The first element closed out of order or left open, or "" when every element opened is closed
+// in order. Void elements and self-closed SVG elements need no closing tag; the text of scripts
+// and styles is skipped (it may hold '<').
+std::string unbalanced_tag(const std::string& html) {
+  static const std::set<std::string> kVoid = {"!doctype", "meta", "br", "input", "wbr"};
+  const std::regex tag("<(/?)([a-zA-Z!][a-zA-Z0-9]*)[^>]*?(/?)>");
+  std::vector<std::string> open;
+  auto at = html.cbegin();
+  for (std::smatch m; std::regex_search(at, html.cend(), m, tag);) {
+    std::string name = m[2];
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    at = m[0].second;
+    if (kVoid.count(name) || m[3].length() > 0) continue;
+    if (m[1].length() == 0) {
+      open.push_back(name);
+      if (name == "script" || name == "style") {
+        const size_t close = html.find("</" + name + ">", size_t(at - html.cbegin()));
+        if (close == std::string::npos) return "<" + name + "> never closed";
+        at = html.cbegin() + std::ptrdiff_t(close);
+      }
+      continue;
+    }
+    if (open.empty() || open.back() != name) return "</" + name + "> closes " + (open.empty() ? "nothing" : "<" + open.back() + ">");
+    open.pop_back();
+  }
+  return open.empty() ? "" : "<" + open.back() + "> never closed";
 }
 
 double number_after(const std::string& text, const std::string& key) {
@@ -131,8 +169,13 @@ TEST(HtmlReport, OneRowPerLayerEachLinkedFromThePlot) {
   for (size_t i = 0; i < ids.size(); ++i) {
     EXPECT_EQ(ids[i], "L" + std::to_string(i));
     const std::string row = table_row(html, i);
-    EXPECT_NE(row.find(">" + r.layers[i].name), std::string::npos) << row;
-    EXPECT_FALSE(plot_layer(html, i).empty()) << "no plot link to row " << i;
+    EXPECT_NE(row.find("<td class='l'>" + r.layers[i].name + "<"), std::string::npos) << row;
+    // Each layout of the plot has a column linking to the row.
+    for (const char* layout : {"wide-layout", "narrow-layout"}) {
+      const std::string plot = plot_of(html, layout);
+      ASSERT_FALSE(plot.empty()) << layout;
+      EXPECT_NE(plot.find("<a href='#L" + std::to_string(i) + "' class='layer'>"), std::string::npos) << layout << " row " << i;
+    }
   }
   // Every link on the page lands on a row.
   for (const std::string& target : all_matches(html, "href='#([^']*)'")) {
@@ -189,6 +232,25 @@ TEST(HtmlReport, IntOutputsInTheirOwnLaneAndTagged) {
   EXPECT_EQ(html.find(">1e0</text>"), std::string::npos);
 }
 
+TEST(HtmlReport, NonFiniteErrorsOnALineOfTheirOwn) {
+  CompareResult r;
+  r.layers.push_back(layer("model.0.act", "silu", State::Failed, {float_output(std::numeric_limits<double>::infinity(), 0, 1)}));
+  r.layers.push_back(layer("model.1.conv", "conv2d", State::Failed, {float_output(1e3, 1e-5, 5)}));
+  const std::string html = html_of(r);
+  std::smatch line;
+  ASSERT_TRUE(std::regex_search(html, line, std::regex("<line [^>]*y1='([0-9.]+)'[^>]*/><text [^>]*>NaN/Inf</text>")));
+  const double nonfinite_y = std::stod(line[1]);
+  // An up triangle whose base sits r below the line: M x,y-r L x+r,y+r L x-r,y+r.
+  const std::string inf = plot_layer(html, 0);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(inf, m, std::regex("d='M([0-9.]+),([0-9.]+)L([0-9.]+),([0-9.]+)L[^']*Z' class='pt float"))) << inf;
+  const double top = std::stod(m[2]), base = std::stod(m[4]), r_ = (base - top) / 2;
+  EXPECT_NEAR(top + r_, nonfinite_y, 0.11) << inf;
+  // Above the largest finite error, which tops the log scale.
+  EXPECT_LT(nonfinite_y, number_after(plot_layer(html, 1), "cy='") - 10);
+  EXPECT_NE(inf.find("max abs inf"), std::string::npos) << inf;
+}
+
 TEST(HtmlReport, StructuralRowsOnThePlot) {
   const std::string html = html_of(sample_result());
   const std::string missing = plot_layer(html, 4);
@@ -213,23 +275,81 @@ TEST(HtmlReport, NotesFilledAndEscaped) {
 
 TEST(HtmlReport, SelfContainedAndScalesWithTheWindow) {
   const std::string html = html_of(sample_result());
-  EXPECT_EQ(html.find("http"), html.find("http://www.w3.org/2000/svg"));
-  EXPECT_EQ(html.find("http", html.find("http") + 1), std::string::npos);
-  EXPECT_EQ(html.find(" src="), std::string::npos);
-  EXPECT_NE(html.find("viewBox='0 0 1200 "), std::string::npos);
-  EXPECT_NE(html.find("width='100%'"), std::string::npos);
-  // Sorting and filtering live in the page itself.
-  EXPECT_NE(html.find("<script>"), std::string::npos);
-  EXPECT_NE(html.find("<input id='filter'"), std::string::npos);
+  // Nothing is fetched: no address, no source, no stylesheet link or import, no font.
+  for (const char* fetch : {"http", "//", " src=", "<link", "@import", "url(", "@font-face"}) {
+    EXPECT_EQ(html.find(fetch), std::string::npos) << fetch;
+  }
+  // Both layouts are drawn 100% wide in viewBox units; the style shows the one that fits.
+  for (const char* svg : {"<svg class='plot wide-layout' viewBox='0 0 1200 ", "<svg class='plot narrow-layout' viewBox='0 0 800 "}) {
+    const size_t at = html.find(svg);
+    ASSERT_NE(at, std::string::npos) << svg;
+    EXPECT_NE(html.substr(at, html.find('>', at) - at).find("width='100%'"), std::string::npos) << svg;
+  }
+  EXPECT_NE(html.find("@media (max-width:1000px){svg.plot.wide-layout{display:none}svg.plot.narrow-layout{display:block}"),
+            std::string::npos);
+  EXPECT_EQ(unbalanced_tag(html), "");
 }
 
-std::vector<std::string> axis_labels(const std::string& html) { return all_matches(html, "class='xlabel'>([^<]*)</text>"); }
+TEST(HtmlReport, TagCheckFindsUnbalancedTags) {
+  EXPECT_EQ(unbalanced_tag("<p>a<br><svg><path d='M0,0'/></svg></p><script>if (a < b) x();</script>"), "");
+  EXPECT_EQ(unbalanced_tag("<div><span></div>"), "</div> closes <span>");
+  EXPECT_EQ(unbalanced_tag("<table><tr><td>1</td></tr>"), "<table> never closed");
+}
+
+TEST(HtmlReport, TableSortableAndFilterableByItsOwnScript) {
+  const std::string html = html_of(sample_result());
+  const size_t script = html.find("<script>");
+  ASSERT_NE(script, std::string::npos);
+  const std::string code = html.substr(script, html.find("</script>", script) - script);
+  // The controls the script reads, each used by it.
+  for (const char* control : {"<input id='filter' type='search'", "<input type='checkbox' id='notpassed'>", "<select id='which'"}) {
+    EXPECT_NE(html.find(control), std::string::npos) << control;
+  }
+  for (const char* use : {"getElementById('filter')", "getElementById('notpassed')", "notPassed.checked", "getElementById('which')",
+                          "tHead.addEventListener('click'", ".sort(", "r.hidden"}) {
+    EXPECT_NE(code.find(use), std::string::npos) << use;
+  }
+  // "not PASSED only" keeps exactly the rows tagged notpassed: the failed ones, not the passed.
+  for (size_t row : {2u, 3u, 4u, 6u}) EXPECT_NE(table_row(html, row).find(" notpassed"), std::string::npos) << row;
+  for (size_t row : {0u, 1u, 5u}) EXPECT_EQ(table_row(html, row).find("notpassed"), std::string::npos) << row;
+  // The state column sorts by severity, the origin first; error columns sort largest first.
+  EXPECT_NE(table_row(html, 2).find("<td data-sort='0'>FAILED*</td>"), std::string::npos) << table_row(html, 2);
+  EXPECT_NE(html.find("<th data-first='desc'>max abs</th>"), std::string::npos);
+  // The legend is the page's text, outside the plot, so it wraps with the window.
+  const size_t legend = html.find("<div class='legend'>");
+  ASSERT_NE(legend, std::string::npos);
+  EXPECT_LT(legend, html.find("<svg class='plot"));
+  EXPECT_NE(html.find("int/bool output", legend), std::string::npos);
+}
+
+std::vector<std::string> axis_labels(const std::string& plot) { return all_matches(plot, "class='xlabel'>([^<]*)</text>"); }
+
+// Each axis label links to the row it names (a group's first row), and no two labels crowd each
+// other: their rotated text is at least 15 viewBox units apart.
+void expect_linked_and_spaced(const std::string& plot, const CompareResult& r) {
+  const std::regex label("<a href='#L([0-9]+)'><text transform='translate\\(([0-9.]+),[^>]*class='xlabel'>([^<]*)</text></a>");
+  double last_x = -1e9;
+  size_t n = 0;
+  for (auto it = std::sregex_iterator(plot.begin(), plot.end(), label); it != std::sregex_iterator(); ++it, ++n) {
+    const std::string& name = r.layers[std::stoul((*it)[1])].name;
+    EXPECT_EQ(name.rfind((*it)[3].str(), 0), 0u) << (*it)[3] << " links to " << name;
+    const double x = std::stod((*it)[2]);
+    EXPECT_GE(x - last_x, 15.0) << (*it)[3];
+    last_x = x;
+  }
+  EXPECT_EQ(n, axis_labels(plot).size());
+}
 
 TEST(HtmlReport, AxisNamesEachLayerWhenTheyFit) {
   const CompareResult r = sample_result();
-  const std::vector<std::string> labels = axis_labels(html_of(r));
-  ASSERT_EQ(labels.size(), r.layers.size());
-  for (size_t i = 0; i < labels.size(); ++i) EXPECT_EQ(labels[i], r.layers[i].name);
+  const std::string html = html_of(r);
+  for (const char* layout : {"wide-layout", "narrow-layout"}) {
+    const std::string plot = plot_of(html, layout);
+    const std::vector<std::string> labels = axis_labels(plot);
+    ASSERT_EQ(labels.size(), r.layers.size()) << layout;
+    for (size_t i = 0; i < labels.size(); ++i) EXPECT_EQ(labels[i], r.layers[i].name) << layout;
+    expect_linked_and_spaced(plot, r);
+  }
 }
 
 TEST(HtmlReport, AxisNamesModuleGroupsWhenLayersDoNotFit) {
@@ -240,11 +360,17 @@ TEST(HtmlReport, AxisNamesModuleGroupsWhenLayersDoNotFit) {
     }
   }
   const std::string html = html_of(r);
-  const std::vector<std::string> labels = axis_labels(html);
-  ASSERT_FALSE(labels.empty());
-  EXPECT_LT(labels.size(), 100u);  // crowded groups are left out, never drawn over each other
-  EXPECT_EQ(labels.front(), "model.0");
-  for (const std::string& l : labels) EXPECT_TRUE(std::regex_match(l, std::regex("model\\.[0-9]+"))) << l;
+  for (const char* layout : {"wide-layout", "narrow-layout"}) {
+    const std::string plot = plot_of(html, layout);
+    const std::vector<std::string> labels = axis_labels(plot);
+    ASSERT_FALSE(labels.empty()) << layout;
+    EXPECT_LT(labels.size(), 100u) << layout;  // crowded groups are left out, never drawn over each other
+    EXPECT_EQ(labels.front(), "model.0") << layout;
+    for (const std::string& l : labels) EXPECT_TRUE(std::regex_match(l, std::regex("model\\.[0-9]+"))) << l;
+    expect_linked_and_spaced(plot, r);
+  }
+  // The narrow layout has room for fewer labels.
+  EXPECT_LT(axis_labels(plot_of(html, "narrow-layout")).size(), axis_labels(plot_of(html, "wide-layout")).size());
   EXPECT_EQ(all_matches(html, "<tr id='(L[0-9]+)'").size(), 300u);
 }
 
