@@ -5,14 +5,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "compare/order_checks.h"
 #include "compare/tolerance.h"
 #include "core/error.h"
 #include "core/stats.h"
 #include "core/stopwatch.h"
-#include "kernels/argsort/argsort.h"
 #include "kernels/backend.h"
-#include "kernels/nms/nms.h"
+#include "kernels/op_traits.h"
 
 namespace parity {
 
@@ -61,9 +59,10 @@ Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile
     }
     if (chosen) return Tolerance{chosen->atol, chosen->rtol, {}};
   }
-  if (op == "conv2d" && inputs.empty()) return profile_tolerance(dtype, profile);
-  // The per-element bound reads the inputs by the call's shapes: they must be the call's.
-  if (op == "conv2d") check_inputs(op, op_inputs(line), inputs);
+  // A dot product's per-element bound needs the inputs (read by the call's shapes, which
+  // dot_products checks they have); without them, the dtype's tolerance.
+  const OpTraits* traits = find_op_traits_of(line);
+  if (traits && traits->dot_products && inputs.empty()) return profile_tolerance(dtype, profile);
   return tolerance_for(line, k, dtype, inputs, profile);
 }
 
@@ -88,22 +87,10 @@ TensorDiff judge_output(const std::string& line, size_t k, const std::vector<Ten
                         const Tensor& actual, const Tolerance& tol) {
   TensorDiff d = compare_tensors(expected, actual, tol);
   if (d.state != State::Failed || k != 0 || actual.dtype() != DType::Int64 || actual.shape().rank() != 1) return d;
-  const std::string op = op_name_of(line);
-  if (op == "nms") {
-    const NmsParams p = NmsParams::parse(line);
-    const NmsCheck c = check_nms_keep(nms_offset_boxes(p, inputs), inputs[1], p.iou, actual);
-    return accept_if(d, c.valid,
-                     "a valid NMS of its inputs: " + std::to_string(c.ties) + " decisions on score ties, " + std::to_string(c.near_threshold) +
-                         " IoUs within 1e-5 of the threshold",
-                     "keep list is not a valid NMS of its inputs: " + c.violation);
-  }
-  if (op == "argsort") {
-    const ArgsortParams p = ArgsortParams::parse(line);
-    const OrderCheck c = check_argsort(inputs[0], p.descending, actual);
-    return accept_if(d, c.valid, "a permutation that sorts its input, " + std::to_string(c.ties) + " adjacent equal keys in any order",
-                     "not an argsort of its input: " + c.violation);
-  }
-  return d;
+  const OpTraits* op = find_op_traits_of(line);
+  if (!op || !op->check_answer) return d;
+  const AnswerCheck c = op->check_answer(line, inputs, actual);
+  return accept_if(d, c.valid, c.allowed, c.violation);
 }
 
 const char* sides_name(Sides s) {
@@ -242,7 +229,8 @@ class LayerJudge {
       v_.differs = true;
       differences_ = "output counts differ: A " + std::to_string(a_.outputs.size()) + ", B " + std::to_string(b_.outputs.size());
     }
-    const std::string op = op_name_of(a_.line);
+    const OpTraits* traits = find_op_traits_of(a_.line);
+    const bool dot_products = traits && traits->dot_products;
     for (size_t k = 0; k < std::min(a_.outputs.size(), b_.outputs.size()); ++k) {
       OutputVerdict t;
       t.role = k < a_.roles.size() ? a_.roles[k] : "out" + std::to_string(k);
@@ -254,10 +242,10 @@ class LayerJudge {
         t.precision.samples = is_floating(x.dtype()) ? x.numel() : 0;
         if (const std::string why = mistrust_reason(x); !why.empty()) t.diff.state = State::Mistrusted, t.diff.reason = why;
       } else {
-        // conv2d's bound and statistical test need A's inputs; other ops' tolerances do not.
+        // A dot product's bound and statistical test need A's inputs; other tolerances do not.
         static const std::vector<Tensor> none;
         const Comparable c = comparable(x, y);
-        const bool need_inputs = op == "conv2d" && c.x.dtype() == c.y.dtype() && x.shape() == y.shape();
+        const bool need_inputs = dot_products && c.x.dtype() == c.y.dtype() && x.shape() == y.shape();
         const std::vector<Tensor>& in = need_inputs ? inputs_of_a() : none;
         t.diff = compare_tensors(c.x, c.y, layer_tolerance(o_, *profile_, name_, a_.line, k, c.dtype, in));
         own_precision(k, c, t);
@@ -280,7 +268,8 @@ class LayerJudge {
   // conv2d: each side's own precision on its own inputs (sampled, no judge run); the worse side's
   // figures go into the row. Nothing when a side's inputs were not recorded.
   void own_precision(size_t k, const Comparable& c, OutputVerdict& t) {
-    if (op_name_of(a_.line) != "conv2d" || k != 0 || !a_.inputs || !b_.inputs || c.x.dtype() != DType::Float32 ||
+    const OpTraits* traits = find_op_traits_of(a_.line);
+    if (!traits || !traits->dot_products || k != 0 || !a_.inputs || !b_.inputs || c.x.dtype() != DType::Float32 ||
         c.y.dtype() != DType::Float32 || a_.line != b_.line) {
       return;
     }
@@ -343,9 +332,10 @@ class LayerJudge {
       const Tolerance tol = layer_tolerance(o_, *profile_, name_, s.line, k, p.dtype, inputs);
       const TensorDiff d = judge_output(s.line, k, inputs, p.x, p.y, tol);
       const std::string role = k < s.roles.size() ? s.roles[k] : "out" + std::to_string(k);
-      // conv2d: the statistical test, and what the errors look like.
+      // Dot products (conv2d): the statistical test, and what the errors look like.
+      const OpTraits* traits = find_op_traits_of(s.line);
       const PrecisionStats st =
-          op == "conv2d" && k == 0 && !d.structural ? precision_stats(s.line, k, inputs, p.x, p.y, *profile_) : PrecisionStats{};
+          traits && traits->dot_products && k == 0 && !d.structural ? precision_stats(s.line, k, inputs, p.x, p.y, *profile_) : PrecisionStats{};
       if (d.state == State::Failed) {
         c.ok = false, c.structural = d.structural;
         c.note = role + ": " + judge_labels(d.reason, s_label);

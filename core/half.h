@@ -67,4 +67,15 @@ inline Half float_to_half(float f) {
   return Half{uint16_t(sign | h)};
 }
 
+// Round to nearest, ties to even, keeping `bits` explicit mantissa bits of a float32 (the
+// exponent range stays float32's, as TF32 and bfloat16 keep it). NaN and Inf pass through.
+inline float round_mantissa(float f, int bits) {
+  uint32_t u = float_bits(f);
+  if ((u & 0x7f800000u) == 0x7f800000u) return f;
+  const int drop = 23 - bits;
+  u += (1u << (drop - 1)) - 1 + ((u >> drop) & 1u);
+  u &= ~((1u << drop) - 1);
+  return bits_float(u);
+}
+
 }  // namespace parity

@@ -9,7 +9,7 @@
 #include "core/gpu.h"
 #include "kernels/aten_plugin.h"
 #include "kernels/faulty/faulty.h"
-#include "kernels/registry.h"
+#include "kernels/op_traits.h"
 
 namespace parity {
 
@@ -44,7 +44,7 @@ class TableBackend : public Backend {
 
   std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const override {
     const std::string op = op_name_of(line);
-    op_entry(op);  // throws for an op nobody knows
+    op_traits(op);  // throws for an op nobody knows
     // Why the backend cannot run says more than which op it lacks (a build without CUDA has none).
     if (const std::string why = unavailable_reason(); !why.empty()) {
       throw Error("backend " + name_ + " cannot run here: " + why);
@@ -70,6 +70,16 @@ std::string aten_cuda_unavailable() {
   }
 }
 
+// The aten implementation of `op`, from the plugin, which is loaded on the first aten call.
+OpFn aten_op(const std::string& op) {
+  return [op](std::string_view line, const std::vector<Tensor>& inputs) {
+    static const auto* ops = reinterpret_cast<AtenOpsFn>(aten_plugin_symbol("parity_aten_ops"))();
+    const auto it = ops->find(op);
+    if (it == ops->end()) throw Error("the aten plugin has no " + op);
+    return it->second(line, inputs);
+  };
+}
+
 OpFn aten_cuda_op(const std::string& op, int cudnn) {
   return [op, cudnn](std::string_view line, const std::vector<Tensor>& inputs) {
     const auto* ops = reinterpret_cast<AtenCudaOpsFn>(aten_plugin_symbol("parity_aten_cuda_ops"))(cudnn);
@@ -91,12 +101,12 @@ std::map<std::string, std::unique_ptr<TableBackend>, std::less<>> make_backends(
   // LibTorch's CUDA kernels (aten_ops.cpp): with cuDNN, and without (ATen's own convolution).
   for (const auto& [name, cudnn] : {std::pair<const char*, int>{"aten:cuda", 1}, {"aten:cuda-nocudnn", 0}}) {
     b[name] = std::make_unique<TableBackend>(name, aten_cuda_unavailable);
-    for (const OpEntry& e : op_table()) b[name]->add(e.name, aten_cuda_op(e.name, cudnn));
+    for (const OpTraits& t : op_table()) b[name]->add(t.name, aten_cuda_op(t.name, cudnn));
   }
-  for (const OpEntry& e : op_table()) {
-    if (e.ref) b["ref"]->add(e.name, e.ref);
-    if (e.aten) b["aten"]->add(e.name, e.aten);
-    if (e.cuda) b["cuda"]->add(e.name, e.cuda);
+  for (const OpTraits& t : op_table()) {
+    if (t.ref) b["ref"]->add(t.name, t.ref);
+    b["aten"]->add(t.name, aten_op(t.name));
+    if (t.cuda) b["cuda"]->add(t.name, t.cuda);
   }
   return b;
 }
@@ -107,15 +117,6 @@ const std::map<std::string, std::unique_ptr<TableBackend>, std::less<>>& backend
 }
 
 }  // namespace
-
-const OpEntry& op_entry(std::string_view op) {
-  for (const OpEntry& e : op_table()) {
-    if (e.name == op) return e;
-  }
-  std::string known;
-  for (const std::string& n : op_names()) known += (known.empty() ? "" : " ") + n;
-  throw Error("unknown op '" + std::string(op) + "' (known: " + known + ")");
-}
 
 const Backend& backend(std::string_view name) {
   const auto& b = backends();
@@ -143,13 +144,13 @@ bool runs_on_gpu(std::string_view name) { return name == "cuda" || name.rfind("a
 
 std::vector<std::string> op_names() {
   std::vector<std::string> names;
-  for (const OpEntry& e : op_table()) names.push_back(e.name);
+  for (const OpTraits& t : op_table()) names.push_back(t.name);
   return names;
 }
 
 bool is_known_op(std::string_view op) {
-  for (const OpEntry& e : op_table()) {
-    if (e.name == op) return true;
+  for (const OpTraits& t : op_table()) {
+    if (t.name == op) return true;
   }
   return false;
 }
@@ -162,8 +163,8 @@ std::string op_name_of(std::string_view line) {
   return op;
 }
 
-std::string canonical_line(std::string_view line) { return op_entry(op_name_of(line)).canonical(line); }
+std::string canonical_line(std::string_view line) { return op_traits_of(line).canonical(line); }
 
-std::vector<TensorSpec> op_inputs(std::string_view line) { return op_entry(op_name_of(line)).inputs(line); }
+std::vector<TensorSpec> op_inputs(std::string_view line) { return op_traits_of(line).inputs(line); }
 
 }  // namespace parity

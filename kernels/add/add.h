@@ -23,4 +23,7 @@ Tensor add_aten(const AddParams& p, const Tensor& x, const Tensor& y);
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor add_cuda(const AddParams& p, const Tensor& x, const Tensor& y);
 
+struct OpTraits;
+OpTraits add_traits();
+
 }  // namespace parity

@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
+#include "kernels/order_checks.h"
 
 namespace parity {
 
@@ -16,5 +18,16 @@ ArgsortParams ArgsortParams::parse(std::string_view line) {
 }
 
 std::string ArgsortParams::str() const { return OpLineWriter(kName).field("x", x).flag("descending", descending).str(); }
+
+OpTraits argsort_traits() {
+  OpTraits t = traits_for<ArgsortParams>(unary_op(argsort_ref), PARITY_CUDA_OP(unary_op(argsort_cuda)));
+  t.seed_input = seed_floats(0, 1);  // scores
+  t.check_answer = [](std::string_view line, const std::vector<Tensor>& in, const Tensor& order) {
+    const OrderCheck c = check_argsort(in[0], ArgsortParams::parse(line).descending, order);
+    return AnswerCheck{c.valid, "a permutation that sorts its input, " + std::to_string(c.ties) + " adjacent equal keys in any order",
+                       "not an argsort of its input: " + c.violation};
+  };
+  return t;
+}
 
 }  // namespace parity

@@ -26,4 +26,7 @@ Tensor argsort_aten(const ArgsortParams& p, const Tensor& x);
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor argsort_cuda(const ArgsortParams& p, const Tensor& x);
 
+struct OpTraits;
+OpTraits argsort_traits();
+
 }  // namespace parity

@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
+#include <cstring>
 
 namespace parity {
 
@@ -77,6 +79,26 @@ Shape CatParams::output_shape() const {
 
 OpFn cat_op(decltype(&cat_ref) fn) {
   return bind_op<CatParams>([fn](const CatParams& p, const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(p, in)}; });
+}
+
+OpTraits cat_traits() {
+  OpTraits t = traits_for<CatParams>(cat_op(cat_ref), PARITY_CUDA_OP(cat_op(cat_cuda)));
+  t.defects = {{"cat_offset", false, [](std::string_view, const std::vector<Tensor>& in) { return in.size() >= 2 && in[1].numel() > 0; },
+                [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+                  // The second input written one element late: everything after the first
+                  // input's block of the first outer row moves by one element.
+                  std::vector<Tensor> out = ref(l, in);
+                  Tensor& y = out[0];
+                  const CatParams p = CatParams::parse(l);
+                  const int64_t d = p.resolved_dim();
+                  int64_t inner = 1;
+                  for (size_t k = size_t(d) + 1; k < p.xs[0].rank(); ++k) inner *= p.xs[0][k];
+                  const size_t item = dtype_size(p.dtype), start = size_t(p.xs[0][size_t(d)] * inner) * item;
+                  std::byte* b = y.mutable_bytes();
+                  if (start + item < y.nbytes()) std::memmove(b + start + item, b + start, y.nbytes() - start - item);
+                  return out;
+                }}};
+  return t;
 }
 
 }  // namespace parity

@@ -33,4 +33,7 @@ Tensor cat_cuda(const CatParams& p, const std::vector<Tensor>& xs);
 
 OpFn cat_op(decltype(&cat_ref) fn);
 
+struct OpTraits;
+OpTraits cat_traits();
+
 }  // namespace parity

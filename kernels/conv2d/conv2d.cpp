@@ -1,7 +1,12 @@
 #include "kernels/conv2d/conv2d.h"
 
+#include <cmath>
+#include <cstring>
+
 #include "core/error.h"
+#include "core/half.h"
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
 
 namespace parity {
 
@@ -71,6 +76,118 @@ OpFn conv2d_op(decltype(&conv2d_ref) fn) {
   return bind_op<Conv2dParams>([fn](const Conv2dParams& p, const std::vector<Tensor>& in) {
     return std::vector<Tensor>{fn(p, in[0], in[1], p.bias ? &in[2] : nullptr)};
   });
+}
+
+namespace {
+
+// The scales of output element i's dot product over its window, in float64.
+DotScales conv2d_scales(const Conv2dParams& p, const float* x, const float* w, const float* b, int64_t i) {
+  const Shape o = p.output_shape();
+  const int64_t OW = o[3], OH = o[2], OC = o[1];
+  const int64_t ow = i % OW, oh = (i / OW) % OH, oc = (i / (OW * OH)) % OC, n = i / (OW * OH * OC);
+  const int64_t IC = p.x[1], H = p.x[2], W = p.x[3], ICg = p.w[1], KH = p.w[2], KW = p.w[3];
+  const int64_t g = oc / (OC / p.groups);
+  DotScales s;
+  s.abs_sum = b ? std::fabs(double(b[oc])) : 0.0;
+  s.exact = b ? double(b[oc]) : 0.0;
+  for (int64_t c = 0; c < ICg; ++c) {
+    const float* plane = x + (n * IC + g * ICg + c) * H * W;
+    const float* wk = w + (oc * ICg + c) * KH * KW;
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dil_h;
+      if (ih < 0 || ih >= H) continue;
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dil_w;
+        if (iw < 0 || iw >= W) continue;
+        const double t = double(plane[ih * W + iw]) * double(wk[kh * KW + kw]);
+        s.abs_sum += std::fabs(t);
+        s.exact += t;
+        s.sum_sq += t * t;
+      }
+    }
+  }
+  return s;
+}
+
+// A tensor's float32 values rounded as a reduced-precision kernel holds them.
+Tensor rounded(const Tensor& t, const std::string& precision) {
+  Tensor r = t.clone();
+  float* p = r.mutable_data<float>();
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    p[i] = precision == "fp16" ? half_to_float(float_to_half(p[i])) : round_mantissa(p[i], precision == "tf32" ? 10 : 7);
+  }
+  return r;
+}
+
+std::vector<Defect> conv2d_defects() {
+  auto any = [](std::string_view, const std::vector<Tensor>&) { return true; };
+  std::vector<Defect> d = {
+      {"pad", false, [](std::string_view l, const std::vector<Tensor>&) { return Conv2dParams::parse(l).pad_h > 0; },
+       [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+         // Row ih is read where ih - 1 belongs: the input moved down one row.
+         Tensor x(DType::Float32, in[0].shape());
+         const int64_t H = x.shape()[2], W = x.shape()[3], planes = x.shape()[0] * x.shape()[1];
+         for (int64_t p = 0; p < planes; ++p) {
+           std::memcpy(x.mutable_data<float>() + p * H * W + W, in[0].data<float>() + p * H * W, size_t((H - 1) * W) * 4);
+         }
+         std::vector<Tensor> shifted = in;
+         shifted[0] = x;
+         return ref(l, shifted);
+       }},
+      {"bias", false, [](std::string_view l, const std::vector<Tensor>&) { return Conv2dParams::parse(l).bias; },
+       [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+         std::vector<Tensor> changed = in;
+         changed[2] = in[2].clone();
+         changed[2].mutable_data<float>()[in[2].numel() / 2] += 0.05f;
+         return ref(l, changed);
+       }},
+      {"ktail", false, any, [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+         // The last term of every dot product (the last input channel's last tap) left out.
+         std::vector<Tensor> changed = in;
+         changed[1] = in[1].clone();
+         const Shape& w = in[1].shape();
+         const int64_t per_oc = w[1] * w[2] * w[3];
+         for (int64_t oc = 0; oc < w[0]; ++oc) changed[1].mutable_data<float>()[oc * per_oc + per_oc - 1] = 0;
+         return ref(l, changed);
+       }}};
+  for (const char* precision : {"tf32", "fp16", "bf16"}) {
+    // Inputs and weights rounded, products and sums exact (the reference's float64): TF32
+    // tensor cores round the operands and accumulate in float32; float16 and bfloat16 kernels
+    // also store their output at that precision.
+    d.push_back({precision, true, any, [precision = std::string(precision)](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+                   std::vector<Tensor> changed = in;
+                   changed[0] = rounded(in[0], precision), changed[1] = rounded(in[1], precision);
+                   std::vector<Tensor> out = ref(l, changed);
+                   if (precision != "tf32") out[0] = rounded(out[0], precision);
+                   return out;
+                 }});
+  }
+  return d;
+}
+
+}  // namespace
+
+OpTraits conv2d_traits() {
+  OpTraits t = traits_for<Conv2dParams>(conv2d_op(conv2d_ref), PARITY_CUDA_OP(conv2d_op(conv2d_cuda)));
+  t.seed_input = [](std::string_view line, const TensorSpec& s, const RngStream& rng, double, Tensor& out) {
+    if (s.name == "x") return false;
+    // PyTorch's default init for conv weights and bias: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+    const double bound = 1.0 / std::sqrt(double(Conv2dParams::parse(line).reduction_length()));
+    rng.fill_uniform(out, -bound, bound);
+    return true;
+  };
+  t.dot_products = [](std::string_view line, const std::vector<Tensor>& in) {
+    const Conv2dParams p = Conv2dParams::parse(line);
+    check_inputs(Conv2dParams::kName, p.inputs(), in);
+    // The tensors are shared (copies of a Tensor share its storage), so the function stays valid.
+    DotProducts d{p.reduction_length(), p.output_shape(), 1, nullptr};
+    d.scales = [p, x = in[0], w = in[1], b = p.bias ? in[2] : Tensor()](int64_t i) {
+      return conv2d_scales(p, x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr, i);
+    };
+    return d;
+  };
+  t.defects = conv2d_defects();
+  return t;
 }
 
 }  // namespace parity

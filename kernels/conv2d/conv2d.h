@@ -44,4 +44,9 @@ void check_conv2d_inputs(const Conv2dParams& p, const Tensor& x, const Tensor& w
 
 OpFn conv2d_op(decltype(&conv2d_ref) fn);
 
+struct OpTraits;
+// seeds w and b as PyTorch initialises them; output 0 as dot products; faulty defects pad, bias,
+// ktail, tf32, fp16, bf16 (kernels/faulty/faulty.h).
+OpTraits conv2d_traits();
+
 }  // namespace parity

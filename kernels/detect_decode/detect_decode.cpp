@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
 
 namespace parity {
 
@@ -29,6 +30,15 @@ DetectDecodeParams DetectDecodeParams::parse(std::string_view line) {
 
 std::string DetectDecodeParams::str() const {
   return OpLineWriter(kName).field("x", x).field("stride", stride).real_list("anchors", anchors).str();
+}
+
+OpTraits detect_decode_traits() {
+  OpTraits t = traits_for<DetectDecodeParams>(unary_op(detect_decode_ref), PARITY_CUDA_OP(unary_op(detect_decode_cuda)));
+  // Raw head outputs over (-6, 6): the sigmoid's useful range.
+  t.seed_input = seed_floats(-6, 6);
+  // The x, y columns are formed at grid magnitude and scaled by the stride in float32.
+  t.extra_atol = [](std::string_view line) { return 32 * 0x1p-24 * double(DetectDecodeParams::parse(line).stride); };
+  return t;
 }
 
 }  // namespace parity

@@ -35,4 +35,7 @@ Tensor detect_decode_aten(const DetectDecodeParams& p, const Tensor& x);
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor detect_decode_cuda(const DetectDecodeParams& p, const Tensor& x);
 
+struct OpTraits;
+OpTraits detect_decode_traits();
+
 }  // namespace parity

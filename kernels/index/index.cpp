@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
 
 namespace parity {
 
@@ -82,6 +83,19 @@ Shape IndexParams::output_shape(int64_t mask_count) const {
 
 OpFn index_op(decltype(&index_ref) fn) {
   return bind_op<IndexParams>([fn](const IndexParams& p, const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(p, in)}; });
+}
+
+OpTraits index_traits() {
+  OpTraits t = traits_for<IndexParams>(index_op(index_ref), PARITY_CUDA_OP(index_op(index_cuda)));
+  t.seed_input = [](std::string_view line, const TensorSpec& s, const RngStream& rng, double, Tensor& out) {
+    if (s.dtype != DType::Int64) return false;
+    // Indices in range of the dimension they index: idx -> the selected dim, i -> dim 0, j -> dim 1.
+    const IndexParams p = IndexParams::parse(line);
+    const int64_t size = s.name == "idx" ? p.x[size_t(p.resolved_dim())] : s.name == "i" ? p.x[0] : p.x[1];
+    if (size > 0) rng.fill_uniform(out, 0, double(size));
+    return true;
+  };
+  return t;
 }
 
 }  // namespace parity

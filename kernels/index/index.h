@@ -44,4 +44,7 @@ Tensor index_cuda(const IndexParams& p, const std::vector<Tensor>& in);
 
 OpFn index_op(decltype(&index_ref) fn);
 
+struct OpTraits;
+OpTraits index_traits();
+
 }  // namespace parity

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
 
 namespace parity {
 
@@ -36,6 +37,12 @@ Shape MaxDimParams::output_shape() const {
 
 OpFn max_dim_op(decltype(&max_dim_ref) fn) {
   return bind_op<MaxDimParams>([fn](const MaxDimParams& p, const std::vector<Tensor>& in) { return fn(p, in[0]); });
+}
+
+OpTraits max_dim_traits() {
+  OpTraits t = traits_for<MaxDimParams>(max_dim_op(max_dim_ref), PARITY_CUDA_OP(max_dim_op(max_dim_cuda)));
+  t.seed_input = seed_floats(0, 1);  // class confidences
+  return t;
 }
 
 }  // namespace parity

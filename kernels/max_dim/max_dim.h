@@ -32,4 +32,7 @@ std::vector<Tensor> max_dim_cuda(const MaxDimParams& p, const Tensor& x);
 
 OpFn max_dim_op(decltype(&max_dim_ref) fn);
 
+struct OpTraits;
+OpTraits max_dim_traits();
+
 }  // namespace parity

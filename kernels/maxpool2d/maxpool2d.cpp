@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
 
 namespace parity {
 
@@ -53,5 +54,7 @@ Shape Maxpool2dParams::output_shape() const {
   return Shape{x[0], x[1], pooled_size(x[2], k_h, pad_h, stride_h, dil_h, ceil),
                pooled_size(x[3], k_w, pad_w, stride_w, dil_w, ceil)};
 }
+
+OpTraits maxpool2d_traits() { return traits_for<Maxpool2dParams>(unary_op(maxpool2d_ref), PARITY_CUDA_OP(unary_op(maxpool2d_cuda))); }
 
 }  // namespace parity

@@ -30,4 +30,7 @@ Tensor maxpool2d_aten(const Maxpool2dParams& p, const Tensor& x);
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor maxpool2d_cuda(const Maxpool2dParams& p, const Tensor& x);
 
+struct OpTraits;
+OpTraits maxpool2d_traits();
+
 }  // namespace parity

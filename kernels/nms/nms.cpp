@@ -5,6 +5,8 @@
 
 #include "core/error.h"
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
+#include "kernels/order_checks.h"
 
 namespace parity {
 
@@ -82,6 +84,76 @@ void NmsXGrid::add(int64_t i) {
 
 OpFn nms_op(decltype(&nms_ref) fn) {
   return bind_op<NmsParams>([fn](const NmsParams& p, const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(p, in)}; });
+}
+
+namespace {
+
+// Valid boxes in a 640 x 640 frame: centre anywhere, sides 4..200 px, clipped to the frame.
+void fill_boxes(Tensor& t, const RngStream& rng) {
+  float* b = t.mutable_data<float>();
+  for (int64_t i = 0; i < t.shape()[0]; ++i) {
+    const uint64_t k = uint64_t(i) * 4;
+    const float cx = rng.uniform_f32(k, 0, 640), cy = rng.uniform_f32(k + 1, 0, 640);
+    const float w = rng.uniform_f32(k + 2, 4, 200), h = rng.uniform_f32(k + 3, 4, 200);
+    b[i * 4 + 0] = std::max(0.0f, cx - w / 2);
+    b[i * 4 + 1] = std::max(0.0f, cy - h / 2);
+    b[i * 4 + 2] = std::min(640.0f, cx + w / 2);
+    b[i * 4 + 3] = std::min(640.0f, cy + h / 2);
+  }
+}
+
+bool seed_nms_input(std::string_view, const TensorSpec& s, const RngStream& rng, double, Tensor& t) {
+  if (s.name == "boxes") {
+    fill_boxes(t, rng);
+  } else if (s.name == "classes") {
+    float* p = t.mutable_data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = float(rng.integer(uint64_t(i), 0, 80));
+  } else {
+    rng.fill_uniform(t, 0x1p-20, 1);  // scores in (0, 1)
+  }
+  return true;
+}
+
+}  // namespace
+
+OpTraits nms_traits() {
+  OpTraits t = traits_for<NmsParams>(nms_op(nms_ref), PARITY_CUDA_OP(nms_op(nms_cuda)));
+  t.seed_input = seed_nms_input;
+  t.check_answer = [](std::string_view line, const std::vector<Tensor>& in, const Tensor& keep) {
+    const NmsParams p = NmsParams::parse(line);
+    const NmsCheck c = check_nms_keep(nms_offset_boxes(p, in), in[1], p.iou, keep);
+    return AnswerCheck{c.valid,
+                       "a valid NMS of its inputs: " + std::to_string(c.ties) + " decisions on score ties, " +
+                           std::to_string(c.near_threshold) + " IoUs within 1e-5 of the threshold",
+                       "keep list is not a valid NMS of its inputs: " + c.violation};
+  };
+  auto any = [](std::string_view, const std::vector<Tensor>&) { return true; };
+  t.defects = {{"nms_tie", false, any,
+                [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+                  // The first two kept boxes of equal score in swapped order: a legitimate tie
+                  // order, which compare must pass.
+                  std::vector<Tensor> out = ref(l, in);
+                  int64_t* keep = out[0].mutable_data<int64_t>();
+                  const float* scores = in[1].data<float>();
+                  for (int64_t k = 0; k + 1 < out[0].numel(); ++k) {
+                    if (scores[keep[k]] == scores[keep[k + 1]]) {
+                      std::swap(keep[k], keep[k + 1]);
+                      break;
+                    }
+                  }
+                  return out;
+                }},
+               // The first box visited is always kept, so any box at all gives a box to drop.
+               {"nms_drop", false, [](std::string_view l, const std::vector<Tensor>&) { return NmsParams::parse(l).n > 0; },
+                [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+                  std::vector<Tensor> out = ref(l, in);
+                  const Tensor& y = out[0];
+                  Tensor rest(DType::Int64, Shape{y.numel() - 1});
+                  std::copy(y.data<int64_t>() + 1, y.data<int64_t>() + y.numel(), rest.mutable_data<int64_t>());
+                  out[0] = rest;
+                  return out;
+                }}};
+  return t;
 }
 
 }  // namespace parity

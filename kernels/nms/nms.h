@@ -110,4 +110,7 @@ Tensor nms_offset_boxes(const NmsParams& p, const std::vector<Tensor>& in);
 
 OpFn nms_op(decltype(&nms_ref) fn);
 
+struct OpTraits;
+OpTraits nms_traits();
+
 }  // namespace parity

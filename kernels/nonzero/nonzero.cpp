@@ -1,6 +1,8 @@
 #include "kernels/nonzero/nonzero.h"
 
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
+#include <utility>
 
 namespace parity {
 
@@ -18,6 +20,28 @@ std::string NonzeroParams::str() const {
   w.field("x", x);
   if (dtype != DType::Bool) w.field("dtype", dtype_name(dtype));
   return w.str();
+}
+
+OpTraits nonzero_traits() {
+  OpTraits t = traits_for<NonzeroParams>(unary_op(nonzero_ref), PARITY_CUDA_OP(unary_op(nonzero_cuda)));
+  // Any dtype: nonzero with the case's density, zero elsewhere.
+  t.seed_input = [](std::string_view, const TensorSpec&, const RngStream& rng, double density, Tensor& x) {
+    rng.fill_bernoulli(x, density);
+    return true;
+  };
+  t.defects = {{"nonzero_swap", false, [](std::string_view, const std::vector<Tensor>&) { return true; },
+                [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+                  // Rows 0 and 1 of the index list swapped.
+                  std::vector<Tensor> out = ref(l, in);
+                  Tensor& y = out[0];
+                  if (y.shape()[0] >= 2 && y.shape()[1] > 0) {
+                    int64_t* p = y.mutable_data<int64_t>();
+                    const int64_t r = y.shape()[1];
+                    for (int64_t k = 0; k < r; ++k) std::swap(p[k], p[r + k]);
+                  }
+                  return out;
+                }}};
+  return t;
 }
 
 }  // namespace parity

@@ -26,4 +26,7 @@ Tensor nonzero_aten(const NonzeroParams& p, const Tensor& x);
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor nonzero_cuda(const NonzeroParams& p, const Tensor& x);
 
+struct OpTraits;
+OpTraits nonzero_traits();
+
 }  // namespace parity

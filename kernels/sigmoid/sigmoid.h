@@ -18,4 +18,7 @@ Tensor sigmoid_aten(const SigmoidParams& p, const Tensor& x);
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor sigmoid_cuda(const SigmoidParams& p, const Tensor& x);
 
+struct OpTraits;
+OpTraits sigmoid_traits();
+
 }  // namespace parity

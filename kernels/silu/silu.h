@@ -18,4 +18,7 @@ Tensor silu_aten(const SiluParams& p, const Tensor& x);
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor silu_cuda(const SiluParams& p, const Tensor& x);
 
+struct OpTraits;
+OpTraits silu_traits();
+
 }  // namespace parity

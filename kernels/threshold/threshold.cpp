@@ -1,6 +1,7 @@
 #include "kernels/threshold/threshold.h"
 
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
 
 namespace parity {
 
@@ -14,5 +15,11 @@ ThresholdParams ThresholdParams::parse(std::string_view line) {
 }
 
 std::string ThresholdParams::str() const { return OpLineWriter(kName).field("x", x).real("value", value).str(); }
+
+OpTraits threshold_traits() {
+  OpTraits t = traits_for<ThresholdParams>(unary_op(threshold_ref), PARITY_CUDA_OP(unary_op(threshold_cuda)));
+  t.seed_input = seed_floats(0, 1);  // confidences
+  return t;
+}
 
 }  // namespace parity

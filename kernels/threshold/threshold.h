@@ -26,4 +26,7 @@ Tensor threshold_aten(const ThresholdParams& p, const Tensor& x);
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor threshold_cuda(const ThresholdParams& p, const Tensor& x);
 
+struct OpTraits;
+OpTraits threshold_traits();
+
 }  // namespace parity

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "kernels/op_line.h"
+#include "kernels/op_traits.h"
 
 namespace parity {
 
@@ -21,6 +22,10 @@ UpsampleNearest2dParams UpsampleNearest2dParams::parse(std::string_view line) {
 
 std::string UpsampleNearest2dParams::str() const {
   return OpLineWriter(kName).field("x", x).hw("scale", scale_h, scale_w, 0).str();
+}
+
+OpTraits upsample_nearest2d_traits() {
+  return traits_for<UpsampleNearest2dParams>(unary_op(upsample_nearest2d_ref), PARITY_CUDA_OP(unary_op(upsample_nearest2d_cuda)));
 }
 
 }  // namespace parity

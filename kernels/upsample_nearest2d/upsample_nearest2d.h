@@ -26,4 +26,7 @@ Tensor upsample_nearest2d_aten(const UpsampleNearest2dParams& p, const Tensor& x
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor upsample_nearest2d_cuda(const UpsampleNearest2dParams& p, const Tensor& x);
 
+struct OpTraits;
+OpTraits upsample_nearest2d_traits();
+
 }  // namespace parity

@@ -1,7 +1,7 @@
 // The judges of ops whose correct output is not unique: every output a correct kernel may give
 // (the reference's, LibTorch's, another tie order, either side of a near-threshold IoU) passes;
 // real defects fail. Expected values are derived here by hand or from first principles.
-#include "compare/order_checks.h"
+#include "kernels/order_checks.h"
 
 #include <gtest/gtest.h>
 

@@ -11,6 +11,7 @@
 
 #include "core/rng.h"
 #include "kernels/backend.h"
+#include "kernels/seeded_inputs.h"
 
 namespace parity {
 // How RapidCheck prints generated values in a counterexample.
@@ -20,18 +21,10 @@ inline void showValue(DType dt, std::ostream& os) { os << dtype_name(dt); }
 
 namespace parity::test {
 
-// Uniform inputs in [lo, hi) for every input of `line`, one stream per input (bool: p = 0.5).
+// Uniform inputs in [lo, hi) for every input of `line`: the one generator (kernels/seeded_inputs.h)
+// with its range override.
 inline std::vector<Tensor> seeded_inputs(const std::string& line, uint64_t seed, double lo = -1, double hi = 1) {
-  std::vector<Tensor> out;
-  uint32_t index = 0;
-  for (const TensorSpec& s : op_inputs(line)) {
-    Tensor t(s.dtype, s.shape);
-    // uint8 cannot hold negatives: its share of the range is [0, hi).
-    const bool u8 = s.dtype == DType::UInt8;
-    RngStream(seed, line, index++).fill_uniform(t, u8 ? std::max(lo, 0.0) : lo, u8 ? std::min(std::max(hi, 1.0), 256.0) : hi);
-    out.push_back(t);
-  }
-  return out;
+  return parity::seeded_inputs(line, seed, 0.5, SeedRange{lo, hi});
 }
 
 // Element i of a float32/float64 tensor as double.

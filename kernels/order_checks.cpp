@@ -1,4 +1,4 @@
-#include "compare/order_checks.h"
+#include "kernels/order_checks.h"
 
 #include <fmt/format.h>
 

@@ -1,0 +1,12 @@
+#include "kernels/add/add.h"
+
+#include "kernels/op_traits.h"
+
+namespace parity {
+
+OpTraits add_traits() {
+  OpTraits t = traits_for<AddParams>(binary_op(add_ref), PARITY_CUDA_OP(binary_op(add_cuda)));
+  return t;
+}
+
+}  // namespace parity

@@ -1,0 +1,117 @@
+#pragma once
+// What generic code may ask of an op, answered in the op's own folder: kernels/<op>/<op>.cpp
+// defines `OpTraits <op>_traits()`, and kernels/registry.cpp lists it once. Replay, bench, golden,
+// the judge, the tolerance policy and the faulty backend ask these questions and never test an
+// op's name. Every hook but the first three may be empty: the generic answer then applies (said
+// at each hook).
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/rng.h"
+#include "kernels/backend.h"
+
+namespace parity {
+
+// The scales of one output element that is a dot product: S = sum |x*w| + |b|, the sum of squared
+// products, and the exact value (float64 products are exact; the sum is within ~K 2^-53 S).
+struct DotScales {
+  double abs_sum = 0;
+  double sum_sq = 0;
+  double exact = 0;
+};
+
+// Output 0 of a call as dot products of `terms` terms each (a reduction of float32 products),
+// bound to the call's inputs. The tolerance policy gives each element a bound proportional to its
+// S, and the precision test samples elements channel by channel (channel_dim of `shape`).
+struct DotProducts {
+  int64_t terms = 0;
+  Shape shape;
+  size_t channel_dim = 1;
+  std::function<DotScales(int64_t element)> scales;
+};
+
+// Whether an output that differs from the judge's is a correct answer anyway (an op whose correct
+// output is not unique): `allowed` says which freedom it used, `violation` why it is not one.
+struct AnswerCheck {
+  bool valid = false;
+  std::string allowed;
+  std::string violation;
+};
+
+// A planted defect of the faulty backend (kernels/faulty/faulty.h): on a call it `applies` to,
+// `run` gives the defective outputs, given the reference to call.
+struct Defect {
+  std::string name;
+  bool every_call = false;  // strikes every call it applies to unless given a call number
+  std::function<bool(std::string_view line, const std::vector<Tensor>& inputs)> applies;
+  std::function<std::vector<Tensor>(std::string_view line, const std::vector<Tensor>& inputs, const OpFn& ref)> run;
+};
+
+struct OpTraits {
+  std::string name;
+  // The line read and printed back in canonical form; the inputs it expects. Both throw
+  // parity::Error for a bad line.
+  std::function<std::string(std::string_view line)> canonical;
+  std::function<std::vector<TensorSpec>(std::string_view line)> inputs;
+  // The project's implementations: the CPU reference, and the CUDA kernel (empty in a build
+  // without CUDA). LibTorch's come from the aten plugin, where each _aten.cpp registers its own.
+  OpFn ref, cuda;
+  // Seeded inputs: fills input `spec` of `line` from `rng` and returns true, or returns false for
+  // the generic fill (floats uniform in [-1, 1), bools Bernoulli(density), uint8 uniform in
+  // [0, 256), other integers uniform in [-1000, 1000)). `density` is the case's (cases/case_file.h).
+  std::function<bool(std::string_view line, const TensorSpec& spec, const RngStream& rng, double density, Tensor& t)>
+      seed_input;
+  // Output 0 as dot products (conv2d), bound to the inputs; empty: no output is one. Its
+  // tolerance and precision test need the call's inputs.
+  std::function<DotProducts(std::string_view line, const std::vector<Tensor>& inputs)> dot_products;
+  // An absolute error a correct float32 kernel may make beyond the dtype's atol (detect_decode
+  // scales grid-magnitude values by its stride); empty: none.
+  std::function<double(std::string_view line)> extra_atol;
+  // Output 0 when it differs from the judge's: whether it is a correct answer too, from the
+  // inputs; empty: only the judge's answer is correct.
+  std::function<AnswerCheck(std::string_view line, const std::vector<Tensor>& inputs, const Tensor& output)> check_answer;
+  // The faulty backend's defects of this op.
+  std::vector<Defect> defects;
+};
+
+// Every op, in the order YOLOv5 meets them.
+const std::vector<OpTraits>& op_table();
+// Throws parity::Error naming the known ops for an unknown one.
+const OpTraits& op_traits(std::string_view op);
+// The traits of a line's op (its first word); throws as op_traits does.
+const OpTraits& op_traits_of(std::string_view line);
+// Null for an op parity does not know (a dump may hold one), and for an empty line.
+const OpTraits* find_op_traits_of(std::string_view line);
+
+// Builds the first four fields from an op's params type P (P::kName, P::parse(line).str(),
+// P::parse(line).inputs()).
+template <typename P> OpTraits traits_for(OpFn ref, OpFn cuda) {
+  OpTraits t;
+  t.name = P::kName;
+  t.canonical = [](std::string_view l) { return P::parse(l).str(); };
+  t.inputs = [](std::string_view l) { return P::parse(l).inputs(); };
+  t.ref = std::move(ref);
+  t.cuda = std::move(cuda);
+  return t;
+}
+
+// A seed_input hook: every floating input uniform in [lo, hi), the others generic.
+inline auto seed_floats(double lo, double hi) {
+  return [lo, hi](std::string_view, const TensorSpec& s, const RngStream& rng, double, Tensor& t) {
+    if (!is_floating(s.dtype)) return false;
+    rng.fill_uniform(t, lo, hi);
+    return true;
+  };
+}
+
+// The project's CUDA kernel of an op as traits_for takes it, or none in a build without CUDA.
+#ifdef PARITY_HAVE_CUDA
+#define PARITY_CUDA_OP(adapter) adapter
+#else
+#define PARITY_CUDA_OP(adapter) nullptr
+#endif
+
+}  // namespace parity

@@ -1,0 +1,34 @@
+#include "kernels/seeded_inputs.h"
+
+#include <algorithm>
+
+#include "core/rng.h"
+#include "kernels/op_traits.h"
+
+namespace parity {
+
+std::vector<Tensor> seeded_inputs(std::string_view line, uint64_t seed, double density, std::optional<SeedRange> range) {
+  const OpTraits& op = op_traits_of(line);
+  std::vector<Tensor> out;
+  uint32_t k = 0;
+  for (const TensorSpec& s : op.inputs(line)) {
+    Tensor t(s.dtype, s.shape);
+    const RngStream rng(seed, line, k++);
+    if (range) {
+      const bool u8 = s.dtype == DType::UInt8;
+      rng.fill_uniform(t, u8 ? std::max(range->lo, 0.0) : range->lo, u8 ? std::min(std::max(range->hi, 1.0), 256.0) : range->hi);
+    } else if (op.seed_input && op.seed_input(line, s, rng, density, t)) {
+      // the op's own fill
+    } else if (s.dtype == DType::Bool) {
+      rng.fill_bernoulli(t, density);
+    } else if (is_floating(s.dtype)) {
+      rng.fill_uniform(t, -1, 1);
+    } else {
+      rng.fill_uniform(t, s.dtype == DType::UInt8 ? 0 : -1000, s.dtype == DType::UInt8 ? 256 : 1000);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace parity
