@@ -4,16 +4,25 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
 #include "core/error.h"
+#include "kernels/add/add.h"
 #include "kernels/backend.h"
 #include "kernels/cat/cat.h"
 #include "kernels/conv2d/conv2d.h"
+#include "kernels/maxpool2d/maxpool2d.h"
+#include "kernels/nms/nms.h"
+#include "kernels/nonzero/nonzero.h"
 #include "kernels/op_line.h"
+#include "kernels/sigmoid/sigmoid.h"
+#include "kernels/silu/silu.h"
+#include "kernels/threshold/threshold.h"
 
 namespace parity {
 
@@ -125,6 +134,14 @@ struct Converted {
 
 Converted skip(const std::string& why) { return {"", why, false}; }
 
+// A recorded scalar as a double; empty unless the whole text is one.
+std::optional<double> number(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) return std::nullopt;
+  return v;
+}
+
 Converted convert_conv2d(const Event& e, const std::vector<int64_t>* next_input) {
   const auto x = input_dims(e.args, 0), w = input_dims(e.args, 1);
   if (x.size() != 4 || w.size() != 4) return skip("input or weight not 4-D");
@@ -204,8 +221,10 @@ Converted convert_cat(const Event& e, const std::vector<int64_t>* /*next_input*/
 Converted convert_activation(const Event& e, const std::vector<int64_t>* /*next_input*/) {
   const std::string type = input_type(e.args, 0);
   if (type != "float" && type != "double") return skip("not float32/float64");
-  const std::string op = e.name.find("silu") != std::string::npos ? "silu" : "sigmoid";
-  return {op + " x=" + Shape(input_dims(e.args, 0)).str() + (type == "double" ? " dtype=float64" : ""), "", false};
+  const Shape x(input_dims(e.args, 0));
+  const DType dt = type == "double" ? DType::Float64 : DType::Float32;
+  if (e.name.rfind("aten::silu", 0) == 0) return {SiluParams{x, dt}.str(), "", false};
+  return {SigmoidParams{x, dt}.str(), "", false};
 }
 
 Converted convert_add(const Event& e, const std::vector<int64_t>* /*next_input*/) {
@@ -216,27 +235,32 @@ Converted convert_add(const Event& e, const std::vector<int64_t>* /*next_input*/
   if (dt != "float32" && dt != "float64" && dt != "int32" && dt != "int64") return skip("dtype " + type);
   const std::string alpha = concrete(e.args, 2);
   if (!alpha.empty() && alpha != "1") return skip("alpha " + alpha);
-  return {"add x=" + Shape(x).str() + (dt == "float32" ? "" : " dtype=" + dt), "", false};
+  return {AddParams{Shape(x), *dtype_from_name(dt)}.str(), "", false};
 }
 
 Converted convert_max_pool2d(const Event& e, const std::vector<int64_t>* /*next_input*/) {
   const auto k = int_list(concrete(e.args, 1));
   if (k.empty()) return skip("kernel size not recorded");
-  auto hw = [](const std::vector<int64_t>& v, int64_t fallback) {
-    return v.empty() ? std::to_string(fallback) : v.size() == 1 || v[0] == v[1] ? std::to_string(v[0]) : std::to_string(v[0]) + "x" + std::to_string(v[1]);
+  // A list of one applies to both height and width; an empty one leaves the default.
+  auto hw = [](const std::vector<int64_t>& v, int64_t& h, int64_t& w) {
+    if (!v.empty()) h = v[0], w = v.size() == 1 ? v[0] : v[1];
   };
+  Maxpool2dParams p;
+  p.x = Shape(input_dims(e.args, 0));
+  hw(k, p.k_h, p.k_w);
   const auto s = int_list(concrete(e.args, 2));
-  std::string line = "maxpool2d x=" + Shape(input_dims(e.args, 0)).str() + " k=" + hw(k, 1) + " stride=" + (s.empty() ? hw(k, 1) : hw(s, 1)) +
-                     " pad=" + hw(int_list(concrete(e.args, 3)), 0) + " dilation=" + hw(int_list(concrete(e.args, 4)), 1);
-  if (concrete(e.args, 5) == "True") line += " ceil";
-  return {line, "", false};
+  hw(s.empty() ? k : s, p.stride_h, p.stride_w);  // torch: stride defaults to the kernel size
+  hw(int_list(concrete(e.args, 3)), p.pad_h, p.pad_w);
+  hw(int_list(concrete(e.args, 4)), p.dil_h, p.dil_w);
+  p.ceil = concrete(e.args, 5) == "True";
+  return {p.str(), "", false};
 }
 
 Converted convert_nonzero(const Event& e, const std::vector<int64_t>* /*next_input*/) {
   const std::string type = input_type(e.args, 0);
   const std::string dt = dtype_for(type);
   if (dt.empty()) return skip("dtype " + type);
-  return {"nonzero x=" + Shape(input_dims(e.args, 0)).str() + " dtype=" + dt, "", false};
+  return {NonzeroParams{Shape(input_dims(e.args, 0)), *dtype_from_name(dt)}.str(), "", false};
 }
 
 Converted convert_gt(const Event& e, const std::vector<int64_t>* /*next_input*/) {
@@ -244,14 +268,18 @@ Converted convert_gt(const Event& e, const std::vector<int64_t>* /*next_input*/)
   if (input_type(e.args, 0) != "float" || !input_dims(e.args, 1).empty() || value.empty()) {
     return skip("not a float tensor against a recorded scalar");
   }
-  return {"threshold x=" + Shape(input_dims(e.args, 0)).str() + " value=" + value, "", false};
+  const std::optional<double> v = number(value);
+  if (!v) return skip("the scalar " + value + " is not a number");
+  return {ThresholdParams{Shape(input_dims(e.args, 0)), *v}.str(), "", false};
 }
 
 Converted convert_nms(const Event& e, const std::vector<int64_t>* /*next_input*/) {
   const auto x = input_dims(e.args, 0);
   const std::string iou = concrete(e.args, 2);
   if (x.size() != 2 || x[1] != 4 || iou.empty()) return skip("boxes not [N,4] or threshold not recorded");
-  return {"nms boxes=" + Shape(x).str() + " iou=" + iou, "", false};
+  const std::optional<double> v = number(iou);
+  if (!v) return skip("IoU threshold " + iou + " is not a number");
+  return {NmsParams{x[0], *v}.str(), "", false};
 }
 
 using Converter = Converted (*)(const Event&, const std::vector<int64_t>*);

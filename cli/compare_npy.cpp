@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/npy.h"
 #include "kernels/backend.h"
+#include "kernels/op_traits.h"
 #include "kernels/op_line.h"
 
 namespace parity::cli {
@@ -41,8 +42,11 @@ std::vector<Tensor> call_inputs(const NpyCompareOptions& o) {
   std::vector<Tensor> inputs;
   if (o.op.empty()) return inputs;
   for (const std::string& p : o.inputs) inputs.push_back(read_npy(p));
-  if (op_name_of(o.op) == "conv2d" && inputs.empty()) {
-    throw Error("--op conv2d: its tolerance bound needs the call's inputs: --inputs x.npy w.npy [bias.npy]");
+  const OpTraits& op = op_traits_of(o.op);
+  if (op.dot_products && inputs.empty()) {
+    std::string files;
+    for (const TensorSpec& s : op.inputs(o.op)) files += " " + s.name + ".npy";
+    throw Error("--op " + op.name + ": its tolerance bound needs the call's inputs: --inputs" + files);
   }
   if (!inputs.empty()) check_inputs(op_name_of(o.op), op_inputs(o.op), inputs);
   return inputs;

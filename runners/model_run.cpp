@@ -13,8 +13,13 @@
 #include "core/npy.h"
 #include "core/rng.h"
 #include "core/stopwatch.h"
+#include "kernels/argsort/argsort.h"
 #include "kernels/backend.h"
-#include "kernels/op_line.h"
+#include "kernels/cat/cat.h"
+#include "kernels/index/index.h"
+#include "kernels/nms/nms.h"
+#include "kernels/nonzero/nonzero.h"
+#include "kernels/threshold/threshold.h"
 #include "runners/dump.h"
 #include "runners/weights.h"
 
@@ -113,18 +118,28 @@ Tensor int64_column(const Tensor& pairs, int64_t col, int64_t add) {
   return out;
 }
 
+// The post-processing's index calls on x: a boolean mask of n rows (Mask), n rows of dim 0
+// (Select), or n (row, column) pairs (Pairs).
+std::string index_line(IndexParams::Mode mode, const Shape& x, int64_t n) {
+  IndexParams p;
+  p.mode = mode;
+  p.x = x;
+  if (mode == IndexParams::Mode::Mask) p.mask = Shape{n};
+  p.n = n;
+  return p.str();
+}
+
 // val.py's non_max_suppression for image xi of the Detect output pred [B, N, 85] (produced as
 // `pred_source`). Every input names the layer output it is taken from, however it was reshaped.
 int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::string& pred_source, const Tensor& xc, int64_t xi) {
-  const int64_t n_pred = pred.shape()[1], no = pred.shape()[2], nc = no - 5;
+  const int64_t n_pred = pred.shape()[1], no = pred.shape()[2];
   const std::string base = "nms." + std::to_string(xi);
   Tensor img(DType::Float32, Shape{n_pred, no}), mask(DType::Bool, Shape{n_pred});
   std::memcpy(img.mutable_bytes(), pred.bytes() + size_t(xi) * img.nbytes(), img.nbytes());
   std::memcpy(mask.mutable_bytes(), xc.bytes() + size_t(xi * n_pred), size_t(n_pred));
   // x = x[xc[xi]]
   // A copy of the layer's output: the dump writer may still be reading it when x changes below.
-  Tensor x = run.run(base + ".x", "index x=" + img.shape().str() + " mask=" + std::to_string(n_pred),
-                     {{img, pred_source}, {mask, "nms.xc:out0"}})
+  Tensor x = run.run(base + ".x", index_line(IndexParams::Mode::Mask, img.shape(), n_pred), {{img, pred_source}, {mask, "nms.xc:out0"}})
                  .clone();
   const int64_t n = x.shape()[0];
   if (n == 0) return 0;
@@ -138,40 +153,37 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::strin
     const float hw = row[2] / 2, hh = row[3] / 2;
     bp[r * 4 + 0] = row[0] - hw, bp[r * 4 + 1] = row[1] - hh, bp[r * 4 + 2] = row[0] + hw, bp[r * 4 + 3] = row[1] + hh;
   }
-  const std::string N = std::to_string(n), C = std::to_string(nc);
   const std::string src_x = base + ".x:out0", src_ij = base + ".multi_label.nonzero:out0";
   const std::string src_det = base + ".multi_label.cat:out0", src_sorted = base + ".sorted:out0";
   // i, j = (x[:, 5:] > conf_thres).nonzero(as_tuple=False).T
   const Tensor cls = columns(x, 5, no);
-  const Tensor gt =
-      run.run(base + ".multi_label.gt", "threshold x=" + N + "x" + C + " value=" + shortest_double(kConfThres), {{cls, src_x}});
-  const Tensor ij = run.run(base + ".multi_label.nonzero", "nonzero x=" + N + "x" + C, {{gt, base + ".multi_label.gt:out0"}});
+  const Tensor gt = run.run(base + ".multi_label.gt", ThresholdParams{cls.shape(), kConfThres}.str(), {{cls, src_x}});
+  const Tensor ij = run.run(base + ".multi_label.nonzero", NonzeroParams{gt.shape()}.str(), {{gt, base + ".multi_label.gt:out0"}});
   const int64_t k = ij.shape()[0];
   if (k == 0) return 0;
-  const std::string K = std::to_string(k);
   const Tensor i = int64_column(ij, 0, 0), j5 = int64_column(ij, 1, 5);
   // torch.cat((box[i], x[i, 5 + j, None], j[:, None].float()), 1)
-  const Tensor bi = run.run(base + ".multi_label.box", "index x=" + N + "x4 idx=" + K, {{box, src_x}, {i, src_ij}});
-  Tensor conf = run.run(base + ".multi_label.conf", "index x=" + N + "x" + std::to_string(no) + " pairs=" + K,
-                        {{x, src_x}, {i, src_ij}, {j5, src_ij}});
+  const Tensor bi = run.run(base + ".multi_label.box", index_line(IndexParams::Mode::Select, box.shape(), k), {{box, src_x}, {i, src_ij}});
+  Tensor conf =
+      run.run(base + ".multi_label.conf", index_line(IndexParams::Mode::Pairs, x.shape(), k), {{x, src_x}, {i, src_ij}, {j5, src_ij}});
   Tensor jf(DType::Float32, Shape{k, 1});
   for (int64_t r = 0; r < k; ++r) jf.mutable_data<float>()[r] = float(j5.data<int64_t>()[r] - 5);
   Tensor conf_col(DType::Float32, Shape{k, 1});
   std::memcpy(conf_col.mutable_bytes(), conf.bytes(), conf.nbytes());
-  Tensor det = run.run(base + ".multi_label.cat", "cat x=" + K + "x4," + K + "x1," + K + "x1 dim=1",
+  Tensor det = run.run(base + ".multi_label.cat", CatParams{{bi.shape(), conf_col.shape(), jf.shape()}, 1}.str(),
                        {{bi, base + ".multi_label.box:out0"}, {conf_col, base + ".multi_label.conf:out0"}, {jf, src_ij}});
   // x = x[x[:, 4].argsort(descending=True)[:max_nms]]
-  const Tensor order = run.run(base + ".sort", "argsort x=" + K + " descending", {{column(det, 4), src_det}});
+  const Tensor order = run.run(base + ".sort", ArgsortParams{Shape{k}, true}.str(), {{column(det, 4), src_det}});
   Tensor order1d(DType::Int64, Shape{std::min(k, kMaxNms)});
   std::memcpy(order1d.mutable_bytes(), order.bytes(), order1d.nbytes());
-  const std::string M = std::to_string(order1d.numel());
-  det = run.run(base + ".sorted", "index x=" + K + "x6 idx=" + M, {{det, src_det}, {order1d, base + ".sort:out0"}});
+  det = run.run(base + ".sorted", index_line(IndexParams::Mode::Select, det.shape(), order1d.numel()),
+                {{det, src_det}, {order1d, base + ".sort:out0"}});
   // boxes + c, torchvision.ops.nms(boxes, scores, iou_thres) with c = class * max_wh
-  const Tensor keep = run.run(base + ".nms", "nms boxes=" + M + "x4 iou=" + shortest_double(kIouThres) + " batched",
+  const Tensor keep = run.run(base + ".nms", NmsParams{order1d.numel(), kIouThres, true}.str(),
                               {{columns(det, 0, 4), src_sorted}, {column(det, 4), src_sorted}, {column(det, 5), src_sorted}});
   // output[xi] = x[i[:max_det]]
   const int64_t kept = std::min(keep.numel(), kMaxDet);
-  const Tensor out = run.run(base + ".output", "index x=" + M + "x6 idx=" + std::to_string(kept),
+  const Tensor out = run.run(base + ".output", index_line(IndexParams::Mode::Select, det.shape(), kept),
                              {{det, src_sorted}, {first_rows(keep, kept), base + ".nms:out0"}});
   return out.shape()[0];
 }
@@ -266,11 +278,10 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
   if (o.postprocess) {
     const Tensor& pred = values.back();  // [B, N, 85]
     const std::string pred_source = g.nodes.back().name + ":out0";
-    if (progress) progress(int64_t(g.nodes.size()), int64_t(g.nodes.size()), "nms");
+    if (progress) progress(int64_t(g.nodes.size()), int64_t(g.nodes.size()), "post-processing");
     const Tensor obj = column(pred, 4);  // [B, N]
     // xc = prediction[..., 4] > conf_thres
-    const Tensor xc =
-        run.run("nms.xc", "threshold x=" + obj.shape().str() + " value=" + shortest_double(kConfThres), {{obj, pred_source}});
+    const Tensor xc = run.run("nms.xc", ThresholdParams{obj.shape(), kConfThres}.str(), {{obj, pred_source}});
     for (int64_t xi = 0; xi < pred.shape()[0]; ++xi) {
       result.detections.push_back(postprocess_image(run, pred, pred_source, xc, xi));
     }
