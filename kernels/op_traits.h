@@ -46,6 +46,7 @@ struct AnswerCheck {
 struct Defect {
   std::string name;
   bool every_call = false;  // strikes every call it applies to unless given a call number
+  bool correct_answer = false;  // gives another correct answer (a tie order): compare must pass it
   std::function<bool(std::string_view line, const std::vector<Tensor>& inputs)> applies;
   std::function<std::vector<Tensor>(std::string_view line, const std::vector<Tensor>& inputs, const OpFn& ref)> run;
 };
@@ -56,6 +57,9 @@ struct OpTraits {
   // parity::Error for a bad line.
   std::function<std::string(std::string_view line)> canonical;
   std::function<std::vector<TensorSpec>(std::string_view line)> inputs;
+  // Valid lines of the op (YOLOv5s shapes where it appears there): the registry's tests run each
+  // on every backend and judge it against the reference, so a new op is tested from its folder.
+  std::vector<std::string> examples;
   // The project's implementations: the CPU reference, and the CUDA kernel (empty in a build
   // without CUDA). LibTorch's come from the aten plugin, where each _aten.cpp registers its own.
   OpFn ref, cuda;

@@ -83,7 +83,8 @@ OpFn cat_op(decltype(&cat_ref) fn) {
 
 OpTraits cat_traits() {
   OpTraits t = traits_for<CatParams>(cat_op(cat_ref), PARITY_CUDA_OP(cat_op(cat_cuda)));
-  t.defects = {{"cat_offset", false, [](std::string_view, const std::vector<Tensor>& in) { return in.size() >= 2 && in[1].numel() > 0; },
+  t.examples = {"cat x=1x16x8x8,1x16x8x8 dim=1"};
+  t.defects = {{"cat_offset", false, false, [](std::string_view, const std::vector<Tensor>& in) { return in.size() >= 2 && in[1].numel() > 0; },
                 [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
                   // The second input written one element late: everything after the first
                   // input's block of the first outer row moves by one element.

@@ -122,7 +122,7 @@ Tensor rounded(const Tensor& t, const std::string& precision) {
 std::vector<Defect> conv2d_defects() {
   auto any = [](std::string_view, const std::vector<Tensor>&) { return true; };
   std::vector<Defect> d = {
-      {"pad", false, [](std::string_view l, const std::vector<Tensor>&) { return Conv2dParams::parse(l).pad_h > 0; },
+      {"pad", false, false, [](std::string_view l, const std::vector<Tensor>&) { return Conv2dParams::parse(l).pad_h > 0; },
        [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
          // Row ih is read where ih - 1 belongs: the input moved down one row.
          Tensor x(DType::Float32, in[0].shape());
@@ -134,14 +134,14 @@ std::vector<Defect> conv2d_defects() {
          shifted[0] = x;
          return ref(l, shifted);
        }},
-      {"bias", false, [](std::string_view l, const std::vector<Tensor>&) { return Conv2dParams::parse(l).bias; },
+      {"bias", false, false, [](std::string_view l, const std::vector<Tensor>&) { return Conv2dParams::parse(l).bias; },
        [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
          std::vector<Tensor> changed = in;
          changed[2] = in[2].clone();
          changed[2].mutable_data<float>()[in[2].numel() / 2] += 0.05f;
          return ref(l, changed);
        }},
-      {"ktail", false, any, [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+      {"ktail", false, false, any, [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
          // The last term of every dot product (the last input channel's last tap) left out.
          std::vector<Tensor> changed = in;
          changed[1] = in[1].clone();
@@ -154,7 +154,7 @@ std::vector<Defect> conv2d_defects() {
     // Inputs and weights rounded, products and sums exact (the reference's float64): TF32
     // tensor cores round the operands and accumulate in float32; float16 and bfloat16 kernels
     // also store their output at that precision.
-    d.push_back({precision, true, any, [precision = std::string(precision)](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+    d.push_back({precision, true, false, any, [precision = std::string(precision)](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
                    std::vector<Tensor> changed = in;
                    changed[0] = rounded(in[0], precision), changed[1] = rounded(in[1], precision);
                    std::vector<Tensor> out = ref(l, changed);
@@ -169,6 +169,7 @@ std::vector<Defect> conv2d_defects() {
 
 OpTraits conv2d_traits() {
   OpTraits t = traits_for<Conv2dParams>(conv2d_op(conv2d_ref), PARITY_CUDA_OP(conv2d_op(conv2d_cuda)));
+  t.examples = {"conv2d x=1x3x64x64 w=32x3x6x6 bias stride=2 pad=2"};
   t.seed_input = [](std::string_view line, const TensorSpec& s, const RngStream& rng, double, Tensor& out) {
     if (s.name == "x") return false;
     // PyTorch's default init for conv weights and bias: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).

@@ -34,6 +34,7 @@ std::string DetectDecodeParams::str() const {
 
 OpTraits detect_decode_traits() {
   OpTraits t = traits_for<DetectDecodeParams>(unary_op(detect_decode_ref), PARITY_CUDA_OP(unary_op(detect_decode_cuda)));
+  t.examples = {"detect_decode x=1x255x8x8 stride=8 anchors=10,13,16,30,33,23"};
   // Raw head outputs over (-6, 6): the sigmoid's useful range.
   t.seed_input = seed_floats(-6, 6);
   // The x, y columns are formed at grid magnitude and scaled by the stride in float32.

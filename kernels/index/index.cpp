@@ -87,6 +87,7 @@ OpFn index_op(decltype(&index_ref) fn) {
 
 OpTraits index_traits() {
   OpTraits t = traits_for<IndexParams>(index_op(index_ref), PARITY_CUDA_OP(index_op(index_cuda)));
+  t.examples = {"index x=100x85 mask=100"};
   t.seed_input = [](std::string_view line, const TensorSpec& s, const RngStream& rng, double, Tensor& out) {
     if (s.dtype != DType::Int64) return false;
     // Indices in range of the dimension they index: idx -> the selected dim, i -> dim 0, j -> dim 1.

@@ -41,6 +41,7 @@ OpFn max_dim_op(decltype(&max_dim_ref) fn) {
 
 OpTraits max_dim_traits() {
   OpTraits t = traits_for<MaxDimParams>(max_dim_op(max_dim_ref), PARITY_CUDA_OP(max_dim_op(max_dim_cuda)));
+  t.examples = {"max_dim x=100x80 dim=1 keepdim"};
   t.seed_input = seed_floats(0, 1);  // class confidences
   return t;
 }

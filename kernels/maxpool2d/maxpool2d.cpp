@@ -55,6 +55,10 @@ Shape Maxpool2dParams::output_shape() const {
                pooled_size(x[3], k_w, pad_w, stride_w, dil_w, ceil)};
 }
 
-OpTraits maxpool2d_traits() { return traits_for<Maxpool2dParams>(unary_op(maxpool2d_ref), PARITY_CUDA_OP(unary_op(maxpool2d_cuda))); }
+OpTraits maxpool2d_traits() {
+  OpTraits t = traits_for<Maxpool2dParams>(unary_op(maxpool2d_ref), PARITY_CUDA_OP(unary_op(maxpool2d_cuda)));
+  t.examples = {"maxpool2d x=1x32x20x20 k=5 stride=1 pad=2"};
+  return t;
+}
 
 }  // namespace parity

@@ -118,6 +118,7 @@ bool seed_nms_input(std::string_view, const TensorSpec& s, const RngStream& rng,
 
 OpTraits nms_traits() {
   OpTraits t = traits_for<NmsParams>(nms_op(nms_ref), PARITY_CUDA_OP(nms_op(nms_cuda)));
+  t.examples = {"nms boxes=100x4 iou=0.6 batched"};
   t.seed_input = seed_nms_input;
   t.check_answer = [](std::string_view line, const std::vector<Tensor>& in, const Tensor& keep) {
     const NmsParams p = NmsParams::parse(line);
@@ -128,7 +129,7 @@ OpTraits nms_traits() {
                        "keep list is not a valid NMS of its inputs: " + c.violation};
   };
   auto any = [](std::string_view, const std::vector<Tensor>&) { return true; };
-  t.defects = {{"nms_tie", false, any,
+  t.defects = {{"nms_tie", false, true, any,
                 [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
                   // The first two kept boxes of equal score in swapped order: a legitimate tie
                   // order, which compare must pass.
@@ -144,7 +145,7 @@ OpTraits nms_traits() {
                   return out;
                 }},
                // The first box visited is always kept, so any box at all gives a box to drop.
-               {"nms_drop", false, [](std::string_view l, const std::vector<Tensor>&) { return NmsParams::parse(l).n > 0; },
+               {"nms_drop", false, false, [](std::string_view l, const std::vector<Tensor>&) { return NmsParams::parse(l).n > 0; },
                 [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
                   std::vector<Tensor> out = ref(l, in);
                   const Tensor& y = out[0];

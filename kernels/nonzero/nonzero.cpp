@@ -24,12 +24,13 @@ std::string NonzeroParams::str() const {
 
 OpTraits nonzero_traits() {
   OpTraits t = traits_for<NonzeroParams>(unary_op(nonzero_ref), PARITY_CUDA_OP(unary_op(nonzero_cuda)));
+  t.examples = {"nonzero x=100x80"};
   // Any dtype: nonzero with the case's density, zero elsewhere.
   t.seed_input = [](std::string_view, const TensorSpec&, const RngStream& rng, double density, Tensor& x) {
     rng.fill_bernoulli(x, density);
     return true;
   };
-  t.defects = {{"nonzero_swap", false, [](std::string_view, const std::vector<Tensor>&) { return true; },
+  t.defects = {{"nonzero_swap", false, false, [](std::string_view, const std::vector<Tensor>&) { return true; },
                 [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
                   // Rows 0 and 1 of the index list swapped.
                   std::vector<Tensor> out = ref(l, in);

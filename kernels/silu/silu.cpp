@@ -9,10 +9,11 @@ namespace parity {
 
 OpTraits silu_traits() {
   OpTraits t = traits_for<SiluParams>(unary_op(silu_ref), PARITY_CUDA_OP(unary_op(silu_cuda)));
+  t.examples = {"silu x=1x32x32x32"};
   // x over (-8, 8): both tails of the sigmoid and the curve between.
   t.seed_input = seed_floats(-8, 8);
   auto any = [](std::string_view, const std::vector<Tensor>&) { return true; };
-  t.defects = {{"silu16", false, any,
+  t.defects = {{"silu16", false, false, any,
                 [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
                   // Computed in float16 throughout.
                   std::vector<Tensor> out = ref(l, in);
@@ -24,7 +25,7 @@ OpTraits silu_traits() {
                   }
                   return out;
                 }},
-               {"nan", false, any, [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+               {"nan", false, false, any, [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
                   std::vector<Tensor> out = ref(l, in);
                   if (out[0].numel() > 0) out[0].mutable_data<float>()[0] = NAN;
                   return out;

@@ -18,6 +18,7 @@ std::string ThresholdParams::str() const { return OpLineWriter(kName).field("x",
 
 OpTraits threshold_traits() {
   OpTraits t = traits_for<ThresholdParams>(unary_op(threshold_ref), PARITY_CUDA_OP(unary_op(threshold_cuda)));
+  t.examples = {"threshold x=1x100 value=0.001"};
   t.seed_input = seed_floats(0, 1);  // confidences
   return t;
 }

@@ -25,7 +25,9 @@ std::string UpsampleNearest2dParams::str() const {
 }
 
 OpTraits upsample_nearest2d_traits() {
-  return traits_for<UpsampleNearest2dParams>(unary_op(upsample_nearest2d_ref), PARITY_CUDA_OP(unary_op(upsample_nearest2d_cuda)));
+  OpTraits t = traits_for<UpsampleNearest2dParams>(unary_op(upsample_nearest2d_ref), PARITY_CUDA_OP(unary_op(upsample_nearest2d_cuda)));
+  t.examples = {"upsample_nearest2d x=1x16x10x10 scale=2"};
+  return t;
 }
 
 }  // namespace parity

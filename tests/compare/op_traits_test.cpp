@@ -1,0 +1,83 @@
+// Every op, from what its own folder declares (kernels/op_traits.h), so an op added there is
+// tested with no edit here: each example line reads back to itself, runs on the reference, on
+// LibTorch and (with a GPU) on the project's CUDA kernels, and the judge passes LibTorch and CUDA
+// against the reference; each planted defect of the op fails the judge on the examples it applies
+// to, unless it gives another correct answer, which must pass.
+#include <gtest/gtest.h>
+
+#include "compare/judge.h"
+#include "compare/tolerance.h"
+#include "kernels/backend.h"
+#include "kernels/op_traits.h"
+#include "kernels/seeded_inputs.h"
+
+namespace parity {
+namespace {
+
+// The judge's verdict on `actual` against `expected`, output by output: the first failure, or "".
+std::string judged(const std::string& line, const std::vector<Tensor>& in, const std::vector<Tensor>& expected,
+                   const std::vector<Tensor>& actual) {
+  if (expected.size() != actual.size()) return "output counts differ";
+  for (size_t k = 0; k < expected.size(); ++k) {
+    const Tolerance tol = tolerance_for(line, k, expected[k].dtype(), in, precision_profile(Precision::Fp32));
+    const TensorDiff d = judge_output(line, k, in, expected[k], actual[k], tol);
+    if (d.state == State::Failed) return "out" + std::to_string(k) + ": " + d.reason;
+  }
+  return "";
+}
+
+TEST(OpTraits, EveryOpsExamplesPassOnEveryBackendHere) {
+  ASSERT_FALSE(op_table().empty());
+  int cuda_runs = 0;
+  for (const OpTraits& op : op_table()) {
+    SCOPED_TRACE(op.name);
+    ASSERT_FALSE(op.examples.empty()) << op.name << " declares no example line";
+    EXPECT_TRUE(op.ref) << op.name << " has no reference";
+    for (const std::string& line : op.examples) {
+      SCOPED_TRACE(line);
+      EXPECT_EQ(op.canonical(line), line);
+      EXPECT_EQ(op_traits_of(line).name, op.name);
+      const std::vector<Tensor> in = seeded_inputs(line, 1);
+      const std::vector<Tensor> ref = backend("ref").run(line, in);
+      ASSERT_FALSE(ref.empty());
+      for (const char* other : {"aten", "cuda"}) {
+        const Backend& b = backend(other);
+        if (!b.unavailable_reason().empty()) continue;  // cuda without a GPU: parity_cuda_tests says so
+        ASSERT_TRUE(b.supports(op.name)) << other;
+        EXPECT_EQ(judged(line, in, ref, b.run(line, in)), "") << other;
+        cuda_runs += std::string(other) == "cuda";
+      }
+    }
+  }
+  if (cuda_runs == 0) std::printf("note: no CUDA backend here (%s): only ref and aten ran\n", backend("cuda").unavailable_reason().c_str());
+}
+
+TEST(OpTraits, EveryDefectFailsTheJudgeUnlessItIsAnotherCorrectAnswer) {
+  int struck = 0;
+  for (const OpTraits& op : op_table()) {
+    for (const Defect& d : op.defects) {
+      SCOPED_TRACE(op.name + " " + d.name);
+      // The defect is found by its name through the backend, as a user names it.
+      const Backend& faulty = backend("faulty:" + d.name);
+      bool applied = false;
+      for (const std::string& line : op.examples) {
+        const std::vector<Tensor> in = seeded_inputs(line, 1);
+        if (!d.applies(line, in)) continue;
+        applied = true;
+        faulty.begin_run();
+        const std::string verdict = judged(line, in, backend("ref").run(line, in), faulty.run(line, in));
+        if (d.correct_answer) {
+          EXPECT_EQ(verdict, "") << line;
+        } else {
+          EXPECT_NE(verdict, "") << line << ": the judge passed a planted defect";
+        }
+        ++struck;
+      }
+      EXPECT_TRUE(applied) << "no example of " << op.name << " that " << d.name << " applies to";
+    }
+  }
+  EXPECT_GT(struck, 0);
+}
+
+}  // namespace
+}  // namespace parity
