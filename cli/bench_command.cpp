@@ -105,12 +105,16 @@ Command add_bench_command(CLI::App& parent) {
   app->add_option("--filter", o->filter, "only layers whose name matches this regular expression");
   app->add_option("--backend", o->bench.backend_a, "first backend")->capture_default_str();
   app->add_option("--vs", o->bench.backend_b, "second backend")->capture_default_str();
+  const auto load_plugins = add_backend_plugin_flag(app);
   app->add_option("--repeat", o->bench.repeat, "timed runs per case (median reported)")->capture_default_str();
   app->add_option("--warmup", o->bench.warmup, "untimed runs per case first")->capture_default_str();
   app->add_option("--seed", o->bench.seed, "seed of the inputs")->capture_default_str();
   app->add_option("--json", o->json, "also write the rows and totals to this JSON file");
   app->footer("Threads: PARITY_NUM_THREADS (default all cores) for parity, OpenBLAS and LibTorch alike.");
-  return {app, [o] { return run_bench(*o); }};
+  return {app, [o, load_plugins] {
+            load_plugins();
+            return run_bench(*o);
+          }};
 }
 
 }  // namespace parity::cli

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,12 +27,28 @@ Command add_bisect_command(CLI::App& parent);
 Command add_diff_report_command(CLI::App& parent);
 Command add_golden_command(CLI::App& parent);
 
-// The backend names a --backend flag takes, for its help: "ref, aten, ... or faulty:<defect>[:<n>]".
+// The backend names a --backend flag takes, for its help: "ref, aten, ... or faulty:<defect>[:<n>]"
+// (those registered when the help is built: a --backend-plugin's come on top).
 inline std::string backend_choices() {
   const std::vector<std::string> names = backend_names();
   std::string s;
   for (size_t i = 0; i < names.size(); ++i) s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
   return s;
+}
+
+// --backend-plugin FILE, repeatable, for every command that takes a backend by name: a shared
+// library that registers more backends (kernels/backend.h, "Plugins"). Returns what the command
+// calls first when it runs, before any backend is looked up: it loads each file in order, and a
+// bad one is a parity::Error naming it (exit 3).
+inline std::function<void()> add_backend_plugin_flag(CLI::App* app) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  app->add_option("--backend-plugin", *files,
+                  "load a shared library that registers more backends (README, \"Adding a backend\"); repeatable")
+      ->type_name("FILE")
+      ->allow_extra_args(false);  // one file per flag: a positional after it stays positional
+  return [files] {
+    for (const std::string& f : *files) load_backend_plugin(f);
+  };
 }
 
 // A numeric flag's lower bound as one plain line ("must be >= 0, not -1"): CLI11's own

@@ -305,6 +305,7 @@ Command add_compare_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "compare", "Compare two dumps layer by layer: structure first, then values under the tolerance policy; or two .npy tensors");
   common_flags(app, *o);
+  const auto load_plugins = add_backend_plugin_flag(app);
   app->add_option("--csv", o->csv, "write one row per output tensor as CSV");
   app->add_flag("--all", o->all, "also one row per output of multi-output layers");
   app->add_option("--op", o->op, "two .npy files: the call that produced them, as a case line ('silu x=1x64x80x80'); its tolerance applies")
@@ -323,7 +324,10 @@ Command add_compare_command(CLI::App& parent) {
       "inputs (PASSED, or FAILED as propagated when an origin lies upstream). nms and argsort pass any valid answer\n"
       "(score ties, IoUs within 1e-5 of the threshold). Every tensor's hash is computed from its bytes.\n") +
       kExitCodeFooter);
-  return {app, [o] { return compare(*o); }};
+  return {app, [o, load_plugins] {
+            load_plugins();
+            return compare(*o);
+          }};
 }
 
 Command add_bisect_command(CLI::App& parent) {
@@ -332,9 +336,13 @@ Command add_bisect_command(CLI::App& parent) {
       "bisect", "Name the first layer where two dumps part ways: the first layer whose output, on either side, is not what "
                 "the judge computes from that side's own inputs; later failures are propagated from it");
   common_flags(app, *o);
+  const auto load_plugins = add_backend_plugin_flag(app);
   app->add_option("--rerun", o->rerun, "run the origin layer again on this backend with each side's inputs and judge it");
   app->footer(kExitCodeFooter);
-  return {app, [o] { return bisect(*o); }};
+  return {app, [o, load_plugins] {
+            load_plugins();
+            return bisect(*o);
+          }};
 }
 
 }  // namespace parity::cli

@@ -122,6 +122,7 @@ Command add_golden_command(CLI::App& parent) {
   app->require_subcommand(1);
   CLI::App* chk = app->add_subcommand("check", "Run every layer of every pack on a backend and compare with the expected outputs");
   chk->add_option("--backend", o->backend, backend_choices())->capture_default_str();
+  const auto load_plugins = add_backend_plugin_flag(chk);
   chk->add_option("--pack", o->pack, "only this pack (conv2d, silu, cat, nonzero, index, nms, yolov5n_128)");
   CLI::App* upd = app->add_subcommand(
       "update", "Regenerate the packs and print which layers moved and by how much, for a reviewer to accept (commit) or "
@@ -133,7 +134,11 @@ Command add_golden_command(CLI::App& parent) {
   // Else the root's footer: its 1, 2 and 4 are check's verdicts, which update never gives.
   app->footer("Run 'parity golden check --help' or 'parity golden update --help' for their options and exit codes.");
   upd->footer(kNoVerdictFooter);
-  return {app, [o, chk] { return chk->parsed() ? check(*o) : update(*o); }};
+  return {app, [o, chk, load_plugins] {
+            if (!chk->parsed()) return update(*o);
+            load_plugins();
+            return check(*o);
+          }};
 }
 
 }  // namespace parity::cli

@@ -14,7 +14,6 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/gpu.h"
-#include "kernels/aten_plugin.h"
 #include "kernels/backend.h"
 #include "runners/replay.h"
 
@@ -87,14 +86,19 @@ int run_replay(const Options& o) {
   int structural = 0, explained = 0;
   std::string skipped_reason;
   nlohmann::json rows = nlohmann::json::array();
-  // Which nms the aten backend runs: torchvision's own, or the composed fallback (and why).
-  auto is_aten = [](const std::string& b) { return b == "aten" || b.rfind("aten:", 0) == 0; };
-  const bool aten_here = is_aten(o.replay.backend_a) || is_aten(o.replay.backend_b) || is_aten(o.replay.judge);
-  if (aten_here && std::any_of(cases.begin(), cases.end(), [](const Case& c) { return op_name_of(c.line) == "nms"; })) {
-    try {
-      fmt::print("aten nms: {}\n", reinterpret_cast<AtenNmsKindFn>(aten_plugin_symbol("parity_aten_nms_kind"))());
-    } catch (const Error&) {
-      // The plugin does not load: the aten cases say so as SKIPPED.
+  // What the backends say about how they run the cases' ops (the aten backends: which nms,
+  // torchvision's own or the composed fallback, and why), each line once.
+  std::vector<std::string> ops, notes;
+  for (const Case& c : cases) {
+    if (std::string op = op_name_of(c.line); std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+  }
+  for (const std::string* b : {&o.replay.backend_a, &o.replay.backend_b, &o.replay.judge}) {
+    for (const std::string& op : ops) {
+      const std::string note = backend(*b).note(op);
+      if (!note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) {
+        notes.push_back(note);
+        fmt::print("{}\n", note);
+      }
     }
   }
   fmt::print("{:<11} {:>10} {:>10} {:>5} {:>9} {:>9}  {}\n", "state", "max abs", "max rel", "bits", o.replay.backend_a + " ms",
@@ -164,6 +168,7 @@ Command add_replay_command(CLI::App& parent) {
   app->add_option("--vs", o->replay.backend_b, "backend B, the side under test")->capture_default_str();
   app->add_option("--judge", o->replay.judge, "the backend that re-runs a case whose outputs differ beyond tolerance")
       ->capture_default_str();
+  const auto load_plugins = add_backend_plugin_flag(app);
   app->add_option_function<std::string>(
          "--precision", [o](const std::string& p) { o->replay.precision = parse_precision(p); },
          "judge float outputs against fp32 (default), tf32, fp16 or bf16 arithmetic (docs/DESIGN.md, \"Precision\")");
@@ -181,7 +186,10 @@ Command add_replay_command(CLI::App& parent) {
       "judge: the side that does not match it is named; both matching is PASSED, explained (nms and argsort: any\n"
       "valid answer passes).\n") +
       kExitCodeFooter);
-  return {app, [o] { return run_replay(*o); }};
+  return {app, [o, load_plugins] {
+            load_plugins();
+            return run_replay(*o);
+          }};
 }
 
 }  // namespace parity::cli

@@ -39,6 +39,7 @@ Command add_run_command(CLI::App& parent) {
              "every layer's inputs and outputs");
   app->add_option("model", o->model, "yolov5n, yolov5s, yolov5m, yolov5l or yolov5x")->required();
   app->add_option("--backend", o->backend, backend_choices())->capture_default_str();
+  const auto load_plugins = add_backend_plugin_flag(app);
   app->add_option("--img", o->img, "image size, a multiple of 32")->capture_default_str();
   app->add_option("--batch", o->batch, "batch size")->capture_default_str();
   app->add_option("--seed", o->seed, "seed of the weights and the input")->capture_default_str();
@@ -51,7 +52,10 @@ Command add_run_command(CLI::App& parent) {
   app->footer(
       "Layer names are PyTorch module paths (model.17.cv3.conv); post-processing layers are nms.xc and\n"
       "nms.<image>.<step>. The needed disk space is checked before the run starts. Exit 3 on bad input.");
-  return {app, [o] { return run(*o); }};
+  return {app, [o, load_plugins] {
+            load_plugins();
+            return run(*o);
+          }};
 }
 
 }  // namespace parity::cli

@@ -19,6 +19,8 @@ using AtenNmsKindFn = const char* (*)();
 using AtenCudaOpsFn = const std::map<std::string, OpFn>* (*)(int cudnn);
 using AtenCudaUnavailableFn = const char* (*)();
 using AtenNmsComposedFn = Tensor (*)(const std::string& line, const std::vector<Tensor>& inputs);
+// What the plugin says about its implementation of an op (empty: nothing), for Backend::note.
+using AtenNoteFn = const char* (*)(const char* op);
 
 // Loads the plugin once and returns the named entry point; throws parity::Error saying why the
 // plugin could not be loaded.

@@ -4,6 +4,7 @@
 #include <ATen/ops/from_blob.h>
 
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "core/error.h"
@@ -68,5 +69,32 @@ void aten_threads() {
   static std::once_flag once;
   std::call_once(once, [] { at::set_num_threads(num_threads()); });
 }
+
+namespace {
+struct AtenTables {
+  std::map<std::string, OpFn> ops, float64;
+  std::map<std::string, std::string (*)()> notes;
+};
+AtenTables& tables() {
+  static AtenTables t;
+  return t;
+}
+}  // namespace
+
+const std::map<std::string, OpFn>& aten_table(AtenTable table) {
+  return table == AtenTable::Op ? tables().ops : tables().float64;
+}
+
+std::string aten_note(const std::string& op) {
+  const auto it = tables().notes.find(op);
+  return it == tables().notes.end() ? std::string() : it->second();
+}
+
+// Registrations run one at a time, while dlopen initialises the plugin: no lock needed.
+AtenRegistrar::AtenRegistrar(AtenTable table, const char* op, OpFn fn) {
+  (table == AtenTable::Op ? tables().ops : tables().float64)[op] = std::move(fn);
+}
+
+AtenRegistrar::AtenRegistrar(const char* op, std::string (*note)()) { tables().notes[op] = note; }
 
 }  // namespace parity

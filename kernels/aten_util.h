@@ -3,7 +3,11 @@
 // place Torch headers appear).
 #include <ATen/core/Tensor.h>
 
+#include <map>
+#include <string>
+
 #include "core/tensor.h"
+#include "kernels/backend.h"
 
 namespace parity {
 
@@ -30,6 +34,10 @@ Tensor from_aten(const at::Tensor& t);
 // LibTorch's intra-op threads follow parity's (it defaults to 1 here); called before each op.
 void aten_threads();
 
+// float32 golden data computed in float64: an input widened exactly, the result rounded once.
+inline at::Tensor to_aten_float64(const Tensor& t) { return to_aten(t).to(at::kDouble); }
+inline Tensor from_aten_float32(const at::Tensor& t) { return from_aten(t.to(at::kFloat)); }
+
 [[noreturn]] void throw_aten_error(const char* op, const std::string& message);
 
 // Runs a LibTorch call, turning its c10::Error (an out-of-range index, say) into parity::Error
@@ -42,5 +50,35 @@ template <typename F> auto aten_call(const char* op, F&& f) {
     throw_aten_error(op, e.what_without_backtrace());
   }
 }
+
+// ---- What each _aten.cpp gives the plugin ----
+// Each op's _aten.cpp registers its own entries, keyed by its params' kName, when the plugin
+// loads, so that aten_ops.cpp names no op:
+//   PARITY_ATEN_OP(SiluParams, unary_op(silu_aten));  // the aten backends' silu
+//   PARITY_ATEN_FLOAT64(SiluParams, silu_float64);     // golden data in float64 (parity_aten_float64)
+//   PARITY_ATEN_NOTE(NmsParams, nms_aten_kind);        // what replay says about it (Backend::note)
+// The tables are function-local statics, so the order in which the files initialise does not
+// matter; dlopen runs every registration before the loader can call an entry point.
+enum class AtenTable { Op, Float64 };
+// The op's OpFn, or its float64 variant (the OpFn's outputs: float32, or none where float64
+// changes the semantics or adds nothing).
+const std::map<std::string, OpFn>& aten_table(AtenTable table);
+// The op's note; empty when it has none.
+std::string aten_note(const std::string& op);
+
+struct AtenRegistrar {
+  AtenRegistrar(AtenTable table, const char* op, OpFn fn);
+  AtenRegistrar(const char* op, std::string (*note)());
+};
+
+#define PARITY_ATEN_CONCAT_(a, b) a##b
+#define PARITY_ATEN_CONCAT(a, b) PARITY_ATEN_CONCAT_(a, b)
+#define PARITY_ATEN_OP(Params, fn) \
+  static const ::parity::AtenRegistrar PARITY_ATEN_CONCAT(parity_aten_op_, __LINE__)(::parity::AtenTable::Op, Params::kName, fn)
+#define PARITY_ATEN_FLOAT64(Params, fn)                                                            \
+  static const ::parity::AtenRegistrar PARITY_ATEN_CONCAT(parity_aten_float64_, __LINE__)(::parity::AtenTable::Float64, \
+                                                                                          Params::kName, fn)
+#define PARITY_ATEN_NOTE(Params, fn) \
+  static const ::parity::AtenRegistrar PARITY_ATEN_CONCAT(parity_aten_note_, __LINE__)(Params::kName, fn)
 
 }  // namespace parity

@@ -1,14 +1,16 @@
 #include "kernels/backend.h"
 
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
-#include "core/gpu.h"
-#include "kernels/aten_plugin.h"
-#include "kernels/faulty/faulty.h"
 #include "kernels/op_traits.h"
 
 namespace parity {
@@ -30,117 +32,152 @@ void check_inputs(std::string_view op, const std::vector<TensorSpec>& specs, con
   }
 }
 
+OpTableBackend::OpTableBackend(std::string name, std::function<std::string()> reason)
+    : name_(std::move(name)), reason_(std::move(reason)) {}
+
+void OpTableBackend::add(const std::string& op, OpFn fn) { ops_[op] = std::move(fn); }
+
+std::string OpTableBackend::unavailable_reason() const { return reason_ ? reason_() : std::string(); }
+
+bool OpTableBackend::supports(std::string_view op) const { return ops_.find(op) != ops_.end(); }
+
+std::vector<Tensor> OpTableBackend::run(std::string_view line, const std::vector<Tensor>& inputs) const {
+  const std::string op = op_name_of(line);
+  op_traits(op);  // throws for an op nobody knows
+  if (const std::string why = unavailable_reason(); !why.empty()) {
+    throw Error("backend " + name_ + " cannot run here: " + why);
+  }
+  const auto it = ops_.find(op);
+  if (it == ops_.end()) throw Error("backend " + name_ + " has no " + op + " implementation");
+  return it->second(line, inputs);
+}
+
 namespace {
 
-class TableBackend : public Backend {
- public:
-  TableBackend(std::string name, std::function<std::string()> reason) : name_(std::move(name)), reason_(std::move(reason)) {}
-
-  void add(const std::string& op, OpFn fn) { ops_[op] = std::move(fn); }
-
-  const std::string& name() const override { return name_; }
-  std::string unavailable_reason() const override { return reason_(); }
-  bool supports(std::string_view op) const override { return ops_.count(std::string(op)) > 0; }
-
-  std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const override {
-    const std::string op = op_name_of(line);
-    op_traits(op);  // throws for an op nobody knows
-    // Why the backend cannot run says more than which op it lacks (a build without CUDA has none).
-    if (const std::string why = unavailable_reason(); !why.empty()) {
-      throw Error("backend " + name_ + " cannot run here: " + why);
-    }
-    const auto it = ops_.find(op);
-    if (it == ops_.end()) throw Error("backend " + name_ + " has no " + op + " implementation");
-    return it->second(line, inputs);
-  }
-
- private:
-  std::string name_;
-  std::function<std::string()> reason_;
-  std::map<std::string, OpFn> ops_;
+struct Registration {
+  std::string name;  // a family's prefix
+  bool family = false;
+  std::string usage;
+  int rank = 0;
+  Runs runs = Runs::OnCpu;
+  BackendFactory make;
 };
 
-// Why LibTorch cannot run on a GPU here (the plugin does not load, or its LibTorch has no CUDA or
-// sees no GPU); empty when it can.
-std::string aten_cuda_unavailable() {
-  try {
-    return reinterpret_cast<AtenCudaUnavailableFn>(aten_plugin_symbol("parity_aten_cuda_unavailable"))();
-  } catch (const Error& e) {
-    return e.what();
+struct Registry {
+  // Recursive: a factory may ask for another backend (a wrapper of ref, say) while one is made.
+  std::recursive_mutex mutex;
+  std::vector<Registration> registrations;  // in registration order
+  std::map<std::string, std::unique_ptr<Backend>, std::less<>> made;
+  std::set<void*> plugins;  // dlopen handles whose entry point has run
+};
+
+// Never destroyed: a backend may still be asked for by a thread, or an exit handler, while the
+// process ends, and a plugin's backends must not outlive its code.
+Registry& registry() {
+  static Registry* const r = new Registry;
+  return *r;
+}
+
+// The registration `name` belongs to: its own, else the family with the longest matching prefix;
+// null when none. The caller holds the mutex.
+const Registration* find_registration(const Registry& r, std::string_view name) {
+  const Registration* best = nullptr;
+  for (const Registration& g : r.registrations) {
+    if (!g.family && g.name == name) return &g;
+    if (g.family && name.substr(0, g.name.size()) == g.name && (!best || g.name.size() > best->name.size())) best = &g;
   }
+  return best;
 }
 
-// The aten implementation of `op`, from the plugin, which is loaded on the first aten call.
-OpFn aten_op(const std::string& op) {
-  return [op](std::string_view line, const std::vector<Tensor>& inputs) {
-    static const auto* ops = reinterpret_cast<AtenOpsFn>(aten_plugin_symbol("parity_aten_ops"))();
-    const auto it = ops->find(op);
-    if (it == ops->end()) throw Error("the aten plugin has no " + op);
-    return it->second(line, inputs);
-  };
-}
-
-OpFn aten_cuda_op(const std::string& op, int cudnn) {
-  return [op, cudnn](std::string_view line, const std::vector<Tensor>& inputs) {
-    const auto* ops = reinterpret_cast<AtenCudaOpsFn>(aten_plugin_symbol("parity_aten_cuda_ops"))(cudnn);
-    const auto it = ops->find(op);
-    if (it == ops->end()) throw Error("the aten plugin has no CUDA " + op);
-    return it->second(line, inputs);
-  };
-}
-
-std::map<std::string, std::unique_ptr<TableBackend>, std::less<>> make_backends() {
-  std::map<std::string, std::unique_ptr<TableBackend>, std::less<>> b;
-  b["ref"] = std::make_unique<TableBackend>("ref", [] { return std::string(); });
-  b["aten"] = std::make_unique<TableBackend>("aten", [] { return std::string(); });
-  b["cuda"] = std::make_unique<TableBackend>("cuda", [] {
-    const GpuStatus& s = gpu_status();
-    if (!s.built) return s.reason;
-    return s.available ? std::string() : s.reason;
-  });
-  // LibTorch's CUDA kernels (aten_ops.cpp): with cuDNN, and without (ATen's own convolution).
-  for (const auto& [name, cudnn] : {std::pair<const char*, int>{"aten:cuda", 1}, {"aten:cuda-nocudnn", 0}}) {
-    b[name] = std::make_unique<TableBackend>(name, aten_cuda_unavailable);
-    for (const OpTraits& t : op_table()) b[name]->add(t.name, aten_cuda_op(t.name, cudnn));
+void add_registration(Registration g) {
+  Registry& r = registry();
+  std::lock_guard<std::recursive_mutex> lock(r.mutex);
+  for (const Registration& other : r.registrations) {
+    if (other.family == g.family && other.name == g.name) {
+      throw Error(std::string(g.family ? "backend family " : "backend ") + g.name + " is already registered");
+    }
   }
-  for (const OpTraits& t : op_table()) {
-    if (t.ref) b["ref"]->add(t.name, t.ref);
-    b["aten"]->add(t.name, aten_op(t.name));
-    if (t.cuda) b["cuda"]->add(t.name, t.cuda);
-  }
-  return b;
-}
-
-const std::map<std::string, std::unique_ptr<TableBackend>, std::less<>>& backends() {
-  static const auto b = make_backends();
-  return b;
+  r.registrations.push_back(std::move(g));
 }
 
 }  // namespace
 
+void register_backend(const std::string& name, BackendFactory make, int rank, Runs runs) {
+  if (name.empty() || !make) throw Error("register_backend: a backend needs a name and a factory");
+  add_registration({name, false, name, rank, runs, std::move(make)});
+}
+
+void register_backend_family(const std::string& prefix, const std::string& usage, BackendFactory make, int rank, Runs runs) {
+  if (prefix.empty() || !make) throw Error("register_backend_family: a family needs a prefix and a factory");
+  add_registration({prefix, true, usage.empty() ? prefix + "*" : usage, rank, runs, std::move(make)});
+}
+
 const Backend& backend(std::string_view name) {
-  const auto& b = backends();
-  const auto it = b.find(name);
-  if (it == b.end() && name.rfind("faulty:", 0) == 0) {
-    // Made on first use and kept: its call counter must survive between ops of one run.
-    static std::mutex mutex;
-    static std::map<std::string, std::unique_ptr<Backend>, std::less<>> faulty;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto f = faulty.find(name);
-    if (f == faulty.end()) f = faulty.emplace(std::string(name), make_faulty_backend(std::string(name))).first;
-    return *f->second;
-  }
-  if (it == b.end()) {
+  Registry& r = registry();
+  std::lock_guard<std::recursive_mutex> lock(r.mutex);
+  if (const auto it = r.made.find(name); it != r.made.end()) return *it->second;
+  const Registration* g = find_registration(r, name);
+  if (!g) {
     std::string known;
     for (const std::string& n : backend_names()) known += (known.empty() ? "" : " ") + n;
     throw Error("unknown backend '" + std::string(name) + "' (known: " + known + ")");
   }
-  return *it->second;
+  // Copied: the factory may register more backends, which moves the registrations.
+  const BackendFactory make = g->make;
+  std::unique_ptr<Backend> b = make(std::string(name));
+  if (!b) throw Error("backend " + std::string(name) + ": its factory made nothing");
+  return *r.made.emplace(std::string(name), std::move(b)).first->second;
 }
 
-std::vector<std::string> backend_names() { return {"ref", "aten", "cuda", "aten:cuda", "aten:cuda-nocudnn", "faulty:<defect>[:<n>]"}; }
+std::vector<std::string> backend_names() {
+  Registry& r = registry();
+  std::lock_guard<std::recursive_mutex> lock(r.mutex);
+  std::vector<const Registration*> order;
+  for (const Registration& g : r.registrations) order.push_back(&g);
+  std::stable_sort(order.begin(), order.end(), [](const Registration* a, const Registration* b) { return a->rank < b->rank; });
+  std::vector<std::string> names;
+  for (const Registration* g : order) names.push_back(g->usage);
+  return names;
+}
 
-bool runs_on_gpu(std::string_view name) { return name == "cuda" || name.rfind("aten:cuda", 0) == 0; }
+bool runs_on_gpu(std::string_view name) {
+  Registry& r = registry();
+  std::lock_guard<std::recursive_mutex> lock(r.mutex);
+  const Registration* g = find_registration(r, name);
+  return g && g->runs == Runs::OnGpu;
+}
+
+void load_backend_plugin(const std::string& path) {
+  const std::string what = "backend plugin " + path + ": ";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw Error(what + (std::filesystem::exists(path, ec) ? "not a file" : "no such file"));
+  }
+  // dlopen searches the library path for a name without a slash; the flag names a file.
+  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  // RTLD_LOCAL: two plugins may define the same helper names without one taking the other's.
+  void* handle = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    std::string why = ::dlerror();
+    why = why.substr(0, why.find('\n'));
+    if (why.rfind(file + ": ", 0) == 0) why = why.substr(file.size() + 2);  // the file is named already
+    throw Error(what + "cannot load it: " + why);
+  }
+  Registry& r = registry();
+  std::lock_guard<std::recursive_mutex> lock(r.mutex);
+  if (r.plugins.count(handle)) return;  // the same file again (dlopen counted one more reference)
+  const auto entry = reinterpret_cast<RegisterBackendsFn>(::dlsym(handle, kRegisterBackendsSymbol));
+  if (!entry) {
+    ::dlclose(handle);
+    throw Error(what + "not a backend plugin: it exports no " + kRegisterBackendsSymbol + " (see kernels/backend.h)");
+  }
+  r.plugins.insert(handle);  // kept loaded for the process: its backends' code lives there
+  try {
+    entry();
+  } catch (const std::exception& e) {
+    throw Error(what + e.what());
+  }
+}
 
 std::vector<std::string> op_names() {
   std::vector<std::string> names;

@@ -10,4 +10,6 @@ Tensor add_aten(const AddParams& p, const Tensor& x, const Tensor& y) {
   return aten_call(AddParams::kName, [&] { return from_aten(at::add(to_aten(x), to_aten(y))); });
 }
 
+PARITY_ATEN_OP(AddParams, binary_op(add_aten));
+
 }  // namespace parity

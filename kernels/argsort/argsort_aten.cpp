@@ -12,4 +12,6 @@ Tensor argsort_aten(const ArgsortParams& p, const Tensor& x) {
   });
 }
 
+PARITY_ATEN_OP(ArgsortParams, unary_op(argsort_aten));
+
 }  // namespace parity

@@ -14,4 +14,6 @@ Tensor cat_aten(const CatParams& p, const std::vector<Tensor>& xs) {
   });
 }
 
+PARITY_ATEN_OP(CatParams, cat_op(cat_aten));
+
 }  // namespace parity

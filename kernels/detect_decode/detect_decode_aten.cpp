@@ -33,4 +33,6 @@ Tensor detect_decode_aten(const DetectDecodeParams& p, const Tensor& x) {
   });
 }
 
+PARITY_ATEN_OP(DetectDecodeParams, unary_op(detect_decode_aten));
+
 }  // namespace parity

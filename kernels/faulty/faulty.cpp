@@ -74,4 +74,10 @@ std::unique_ptr<Backend> make_faulty_backend(const std::string& name) {
   return std::make_unique<FaultyBackend>(name, *op, *d, strike);
 }
 
+namespace {
+// Every faulty:<defect>[:<n>] name, each made on first use and kept: its call counter must
+// survive between the ops of one run. Listed last of the built-in backends (rank 50).
+const BackendFamilyRegistrar kFaulty("faulty:", "faulty:<defect>[:<n>]", make_faulty_backend, 50);
+}  // namespace
+
 }  // namespace parity

@@ -19,4 +19,6 @@ Tensor index_aten(const IndexParams& p, const std::vector<Tensor>& in) {
   });
 }
 
+PARITY_ATEN_OP(IndexParams, index_op(index_aten));
+
 }  // namespace parity

@@ -13,4 +13,6 @@ std::vector<Tensor> max_dim_aten(const MaxDimParams& p, const Tensor& x) {
   });
 }
 
+PARITY_ATEN_OP(MaxDimParams, max_dim_op(max_dim_aten));
+
 }  // namespace parity

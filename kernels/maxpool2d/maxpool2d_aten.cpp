@@ -13,4 +13,6 @@ Tensor maxpool2d_aten(const Maxpool2dParams& p, const Tensor& x) {
   });
 }
 
+PARITY_ATEN_OP(Maxpool2dParams, unary_op(maxpool2d_aten));
+
 }  // namespace parity

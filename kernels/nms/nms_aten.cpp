@@ -131,4 +131,22 @@ Tensor nms_composed_aten(const NmsParams& p, const Tensor& shifted, const Tensor
   });
 }
 
+PARITY_ATEN_OP(NmsParams, nms_op(nms_aten));
+// replay says which nms the aten backends run (Backend::note).
+PARITY_ATEN_NOTE(NmsParams, nms_aten_kind);
+
 }  // namespace parity
+
+// Which nms the aten backend runs: torchvision's, or the composed fallback and why.
+extern "C" __attribute__((visibility("default"))) const char* parity_aten_nms_kind() {
+  static const std::string kind = parity::nms_aten_kind();
+  return kind.c_str();
+}
+
+// The composed fallback on its own, whatever nms_aten runs: tests check it against torchvision's.
+extern "C" __attribute__((visibility("default"))) parity::Tensor parity_aten_nms_composed(const std::string& line,
+                                                                                        const std::vector<parity::Tensor>& in) {
+  const parity::NmsParams p = parity::NmsParams::parse(line);
+  parity::check_inputs(parity::NmsParams::kName, p.inputs(), in);
+  return parity::nms_composed_aten(p, parity::nms_offset_boxes(p, in), in[1]);
+}

@@ -10,4 +10,6 @@ Tensor nonzero_aten(const NonzeroParams& p, const Tensor& x) {
   return aten_call(NonzeroParams::kName, [&] { return from_aten(at::nonzero(to_aten(x))); });
 }
 
+PARITY_ATEN_OP(NonzeroParams, unary_op(nonzero_aten));
+
 }  // namespace parity

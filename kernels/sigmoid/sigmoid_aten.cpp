@@ -10,4 +10,6 @@ Tensor sigmoid_aten(const SigmoidParams& p, const Tensor& x) {
   return aten_call(SigmoidParams::kName, [&] { return from_aten(at::sigmoid(to_aten(x))); });
 }
 
+PARITY_ATEN_OP(SigmoidParams, unary_op(sigmoid_aten));
+
 }  // namespace parity

@@ -10,4 +10,6 @@ Tensor threshold_aten(const ThresholdParams& p, const Tensor& x) {
   return aten_call(ThresholdParams::kName, [&] { return from_aten(at::gt(to_aten(x), p.value)); });
 }
 
+PARITY_ATEN_OP(ThresholdParams, unary_op(threshold_aten));
+
 }  // namespace parity

@@ -14,4 +14,6 @@ Tensor upsample_nearest2d_aten(const UpsampleNearest2dParams& p, const Tensor& x
   });
 }
 
+PARITY_ATEN_OP(UpsampleNearest2dParams, unary_op(upsample_nearest2d_aten));
+
 }  // namespace parity

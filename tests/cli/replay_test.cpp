@@ -170,5 +170,46 @@ TEST(Cases, GenerateImportAndCheck) {
   EXPECT_EQ(run_parity({"cases", "import", dir.file("absent.json")}).exit_code, 3);
 }
 
+// Issue 19: a user's backend from a plugin (tests/kernels/example_backend_plugin.cpp: `example`,
+// silu only) runs beside the built-in ones; a file that is no plugin is one line naming it, exit 3.
+TEST(Replay, BackendPlugin) {
+  const std::string cases = std::string(PARITY_SOURCE_DIR) + "/cases/yolov5n.cases";
+  auto r = run_parity({"replay", cases, "--filter", "^model\\.0\\.", "--backend-plugin", PARITY_EXAMPLE_PLUGIN, "--vs", "example"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PASSED"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model.0.act"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("backend example has no conv2d"), std::string::npos) << r.out;  // UNSUPPORTED
+  EXPECT_NE(r.out.find("2 cases: 1 passed"), std::string::npos) << r.out;
+  // As the judge too, and given twice (the second load does nothing).
+  r = run_parity({"replay", "--case", "silu x=1x8x5x5", "--backend-plugin", PARITY_EXAMPLE_PLUGIN, "--backend-plugin",
+                  PARITY_EXAMPLE_PLUGIN, "--backend", "example", "--vs", "aten", "--judge", "example"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Without the plugin the name is unknown, and the plugin's backend is listed once loaded.
+  r = run_parity({"replay", "--case", "silu x=4", "--vs", "example"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("unknown backend 'example'"), std::string::npos) << r.err;
+  r = run_parity({"replay", "--case", "silu x=4", "--backend-plugin", PARITY_EXAMPLE_PLUGIN, "--vs", "tpu"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("faulty:<defect>[:<n>] example)"), std::string::npos) << r.err;
+
+  test::TempDir dir;
+  test::write_bytes(dir.file("text.so"), "not a shared library\n");
+  for (const auto& [file, why] : std::vector<std::pair<std::string, std::string>>{
+           {dir.file("missing.so"), "no such file"},
+           {dir.file("text.so"), "cannot load it"},
+           {PARITY_KERNELS_LIB, "not a backend plugin: it exports no parity_register_backends"}}) {
+    r = run_parity({"replay", "--case", "silu x=4", "--backend-plugin", file, "--vs", "example"});
+    EXPECT_EQ(r.exit_code, 3) << file;
+    ASSERT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("backend plugin " + file + ": " + why), std::string::npos) << r.err;
+  }
+  // Every command that takes a backend by name takes the flag.
+  for (const std::vector<std::string>& cmd : std::vector<std::vector<std::string>>{
+           {"run", "--help"}, {"bench", "--help"}, {"golden", "check", "--help"}, {"compare", "--help"}, {"bisect", "--help"}}) {
+    r = run_parity(cmd);
+    EXPECT_NE(r.out.find("--backend-plugin"), std::string::npos) << cmd[0] << "\n" << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace parity
