@@ -2,16 +2,18 @@
 // The tolerance policy: how far backend B's output may be from backend A's for an op call.
 //
 // Defaults by dtype, torch.testing's: float32 atol 1e-5 rtol 1.3e-6, float64 atol 1e-7 rtol
-// 1e-7, float16 atol 1e-5 rtol 1e-3; integers and bools exact. Per op:
-//   conv2d: plus a per-element bound (K + 2) * 2^-24 * S, K = IC/groups*KH*KW the reduction
-//     length and S = sum |x*w| + |b| over the element's window, computed in float64 from the
-//     layer's inputs only for elements that fail the default tolerance. A float32 dot product of K terms, summed in any order, is within
+// 1e-7, float16 atol 1e-5 rtol 1e-3; integers and bools exact. Per op, as its traits say
+// (kernels/op_traits.h):
+//   dot products (conv2d's output): plus a per-element bound (K + 2) * 2^-24 * S, K the
+//     reduction length (IC/groups*KH*KW) and S = sum |x*w| + |b| over the element's window,
+//     computed in float64 from the layer's inputs only for elements that fail the default
+//     tolerance. A float32 dot product of K terms, summed in any order, is within
 //     (K - 1) * 2^-24 * S of the exact value; so a correct float32 kernel never exceeds it,
 //     while a wrong tap, padding or bias is off by a whole term.
 //     Under a profile with coarser conv inputs (--precision tf32, fp16, bf16) each product may
 //     also be off by (2 u_in + u_in^2) |x*w|, so the bound adds that times S.
-//   detect_decode: atol grows to 32 * 2^-24 * stride: the x, y columns are formed at grid
-//     magnitude and scaled by the stride in float32.
+//   an extra absolute error (detect_decode): atol grows to 32 * 2^-24 * stride: the x, y
+//     columns are formed at grid magnitude and scaled by the stride in float32.
 #include <string>
 #include <vector>
 
