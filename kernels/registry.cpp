@@ -9,6 +9,7 @@
 #include "kernels/index/index.h"
 #include "kernels/max_dim/max_dim.h"
 #include "kernels/maxpool2d/maxpool2d.h"
+#include "kernels/mul/mul.h"
 #include "kernels/nms/nms.h"
 #include "kernels/nonzero/nonzero.h"
 #include "kernels/op_traits.h"
@@ -26,6 +27,8 @@ const std::vector<OpTraits>& op_table() {
       sigmoid_traits(), detect_decode_traits(),
       // val.py's post-processing.
       threshold_traits(), nonzero_traits(), index_traits(), max_dim_traits(), argsort_traits(), nms_traits(),
+      // Not in YOLOv5's graph: the worked example of adding an op (README).
+      mul_traits(),
   };
   return table;
 }
