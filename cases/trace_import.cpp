@@ -391,7 +391,7 @@ Scope scope_inside(const Scope& outer, const Event& e) {
 }
 
 // An operator call and where it sits.
-struct Call {
+struct OpEvent {
   const Event* event;
   Scope scope;      // including the call itself
   bool outermost;   // not inside another operator call
@@ -400,12 +400,12 @@ struct Call {
 
 // A thread's operator calls in start order, each with its enclosing events (by time: an event
 // lies inside the last one still open when it starts).
-std::vector<Call> calls_of_thread(std::vector<Event>& events) {
+std::vector<OpEvent> calls_of_thread(std::vector<Event>& events) {
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     // A parent before children starting with it; an annotation before an op of the same span.
     return std::make_tuple(a.ts, -a.dur, a.op) < std::make_tuple(b.ts, -b.dur, b.op);
   });
-  std::vector<Call> calls;
+  std::vector<OpEvent> calls;
   std::vector<std::pair<int64_t, Scope>> enclosing;  // the events still open: end time, scope inside
   for (const Event& e : events) {
     while (!enclosing.empty() && e.ts >= enclosing.back().first) enclosing.pop_back();
@@ -471,7 +471,7 @@ bool after_forward_ended(const StepMarks& m, int64_t ts) {
 //     bare aten::add calls between nodes, a hand-written optimiser updates weights with bare
 //     aten::add_. "Its step" is the ProfilerStep#N span it falls in, on any thread (the backward
 //     may run on autograd's own thread), or the whole trace when steps are not marked.
-Part part_of_step(const Call& c, const StepMarks& marks) {
+Part part_of_step(const OpEvent& c, const StepMarks& marks) {
   if (c.scope.backward) return Part::backward;
   if (c.scope.optimiser) return Part::optimiser;
   if (c.scope.data_loading) return Part::data_loading;
@@ -507,7 +507,7 @@ std::map<std::string, std::vector<Event>> read_events(const json& events, TraceI
 // The layer after call i: among the next few calls that start once it has ended, the first
 // whose input is 4-D (wrappers such as ProfilerStep#N enclose everything, so "top-level"
 // cannot be relied on).
-std::vector<int64_t> next_layer_input(const std::vector<const Call*>& calls, size_t i) {
+std::vector<int64_t> next_layer_input(const std::vector<const OpEvent*>& calls, size_t i) {
   const Event& e = *calls[i]->event;
   for (size_t j = i + 1; j < calls.size() && j < i + 64; ++j) {
     const Event& n = *calls[j]->event;
@@ -541,8 +541,8 @@ struct Importer {
   std::set<std::string> seen;  // case lines already imported
   Namer namer;
 
-  void add(const std::vector<const Call*>& calls, size_t i) {
-    const Call& c = *calls[i];
+  void add(const std::vector<const OpEvent*>& calls, size_t i) {
+    const OpEvent& c = *calls[i];
     const Event& e = *c.event;
     const std::vector<int64_t> next = next_layer_input(calls, i);
     Converted conv;
@@ -593,9 +593,9 @@ TraceImport import_trace_text(std::string_view text, const std::string& path, bo
   const StepMarks marks = step_marks(threads);
   Importer importer{keep_all, r, {}, {}};
   for (auto& [tid, thread_events] : threads) {
-    const std::vector<Call> calls = calls_of_thread(thread_events);
-    std::vector<const Call*> taken;  // the forward pass's calls, or every call with keep_all
-    for (const Call& c : calls) {
+    const std::vector<OpEvent> calls = calls_of_thread(thread_events);
+    std::vector<const OpEvent*> taken;  // the forward pass's calls, or every call with keep_all
+    for (const OpEvent& c : calls) {
       const Part part = keep_all ? Part::forward : part_of_step(c, marks);
       if (part == Part::forward) {
         taken.push_back(&c);

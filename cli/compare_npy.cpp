@@ -33,7 +33,7 @@ Tolerance chosen_tolerance(const NpyCompareOptions& o, const Tensor& a, const st
     return t;
   }
   if (o.op.empty()) return profile_tolerance(a.dtype(), profile);
-  return tolerance_for(o.op, 0, a.dtype(), inputs, profile);
+  return tolerance_for(Call(o.op), 0, a.dtype(), inputs, profile);
 }
 
 // The call's inputs, checked against what the call takes, so that a bound is never computed
@@ -42,13 +42,13 @@ std::vector<Tensor> call_inputs(const NpyCompareOptions& o) {
   std::vector<Tensor> inputs;
   if (o.op.empty()) return inputs;
   for (const std::string& p : o.inputs) inputs.push_back(read_npy(p));
-  const OpTraits& op = op_traits_of(o.op);
-  if (op.dot_products && inputs.empty()) {
+  const Call call(o.op);
+  if (call.traits().dot_products && inputs.empty()) {
     std::string files;
-    for (const TensorSpec& s : op.inputs(o.op)) files += " " + s.name + ".npy";
-    throw Error("--op " + op.name + ": its tolerance bound needs the call's inputs: --inputs" + files);
+    for (const TensorSpec& s : call.inputs()) files += " " + s.name + ".npy";
+    throw Error("--op " + call.op() + ": its tolerance bound needs the call's inputs: --inputs" + files);
   }
-  if (!inputs.empty()) check_inputs(op_name_of(o.op), op_inputs(o.op), inputs);
+  if (!inputs.empty()) check_inputs(call.op(), call.inputs(), inputs);
   return inputs;
 }
 
@@ -87,7 +87,7 @@ int compare_npy_files(const NpyCompareOptions& o) {
   const std::string mistrust = d.state == State::Passed ? mistrust_reason(a) : "";
   const std::string state = !mistrust.empty() ? "MISTRUSTED" : state_name(d.state);
   PrecisionStats st;
-  if (!d.structural && is_floating(a.dtype())) st = o.op.empty() ? result_stats(a, b) : precision_stats(o.op, 0, inputs, a, b, profile);
+  if (!d.structural && is_floating(a.dtype())) st = o.op.empty() ? result_stats(a, b) : precision_stats(Call(o.op), 0, inputs, a, b, profile);
 
   fmt::print("A: {} ({} {})\nB: {} ({} {})\n", o.a, dtype_name(a.dtype()), a.shape().str(), o.b, dtype_name(b.dtype()), b.shape().str());
   fmt::print("tolerance: {}{}\n", tol.str(), o.op.empty() ? "" : " (" + op_name_of(o.op) + ")");

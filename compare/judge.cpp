@@ -48,9 +48,8 @@ std::vector<std::pair<std::regex, ToleranceOverride>> read_tolerance_file(const 
   return out;
 }
 
-Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile, const std::string& name, const std::string& line,
-                          size_t k, DType dtype, const std::vector<Tensor>& inputs) {
-  const std::string op = op_name_of(line);
+Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile, const std::string& name, const std::string& op,
+                          const Call* call, size_t k, DType dtype, const std::vector<Tensor>& inputs) {
   if (is_floating(dtype)) {
     // An override replaces the whole tolerance, conv2d's per-element bound included.
     std::optional<ToleranceOverride> chosen = o.tolerance;
@@ -60,10 +59,9 @@ Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile
     if (chosen) return Tolerance{chosen->atol, chosen->rtol, {}};
   }
   // A dot product's per-element bound needs the inputs (read by the call's shapes, which
-  // dot_products checks they have); without them, the dtype's tolerance.
-  const OpTraits* traits = find_op_traits_of(line);
-  if (traits && traits->dot_products && inputs.empty()) return profile_tolerance(dtype, profile);
-  return tolerance_for(line, k, dtype, inputs, profile);
+  // dot_products checks they have); without them, or without a call parity reads, the dtype's.
+  if (!call || (call->traits().dot_products && inputs.empty())) return profile_tolerance(dtype, profile);
+  return tolerance_for(*call, k, dtype, inputs, profile);
 }
 
 namespace {
@@ -83,13 +81,13 @@ TensorDiff accept_if(TensorDiff d, bool valid, const std::string& allowed, const
 
 }  // namespace
 
-TensorDiff judge_output(const std::string& line, size_t k, const std::vector<Tensor>& inputs, const Tensor& expected,
+TensorDiff judge_output(const Call& call, size_t k, const std::vector<Tensor>& inputs, const Tensor& expected,
                         const Tensor& actual, const Tolerance& tol) {
   TensorDiff d = compare_tensors(expected, actual, tol);
   if (d.state != State::Failed || k != 0 || actual.dtype() != DType::Int64 || actual.shape().rank() != 1) return d;
-  const OpTraits* op = find_op_traits_of(line);
-  if (!op || !op->check_answer) return d;
-  const AnswerCheck c = op->check_answer(line, inputs, actual);
+  const OpTraits& op = call.traits();
+  if (!op.check_answer) return d;
+  const AnswerCheck c = op.check_answer(call, inputs, actual);
   return accept_if(d, c.valid, c.allowed, c.violation);
 }
 
@@ -142,6 +140,30 @@ std::vector<Tensor> float32_inputs(std::vector<Tensor> inputs) {
   return inputs;
 }
 
+// A side's line read once: its call, or (an op parity does not know, a bad line) why not. `op`
+// is the line's first word either way.
+struct ReadCall {
+  std::string op;
+  std::optional<Call> call;
+  std::string error;
+};
+ReadCall read_call(const std::string& line) {
+  ReadCall r;
+  try {
+    r.op = op_name_of(line);
+    r.call.emplace(line);
+  } catch (const Error& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
+// Effective bits of B against A for a call parity cannot read: float outputs only.
+PrecisionStats precision_stats_of(const Tensor& expected, const Tensor& actual) {
+  if (!is_floating(expected.dtype()) || expected.dtype() != actual.dtype() || expected.shape() != actual.shape()) return {};
+  return result_stats(expected, actual);
+}
+
 // Two float tensors of different dtypes compare in float64, under the narrower one's tolerance.
 struct Comparable {
   Tensor x, y;
@@ -158,7 +180,7 @@ Comparable comparable(const Tensor& x, const Tensor& y) {
 class LayerJudge {
  public:
   LayerJudge(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o)
-      : name_(name), a_(a), b_(b), same_inputs_(same_inputs), o_(o) {}
+      : name_(name), a_(a), b_(b), same_inputs_(same_inputs), o_(o), call_a_(read_call(a.line)), call_b_(read_call(b.line)) {}
 
   // The element-wise pass: v.differs says whether local checks are due.
   LayerVerdict compare() {
@@ -183,14 +205,14 @@ class LayerJudge {
     profile_ = &precision_profile(v_.precision);
     differences_ = v_.reason;
     std::optional<std::vector<Tensor>> judged_a;
-    v_.a = local_check(a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
+    v_.a = local_check(a_, call_a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
     std::optional<std::vector<Tensor>> judged_b;
     if (same_inputs_ && a_.inputs) {
       // The same call on the same bytes: the judge (deterministic) gives the same answer.
       if (a_.line == b_.line) judged_b = judged_a;
-      v_.b = local_check(b_, "B", true, inputs_of_a(), judged_b);
+      v_.b = local_check(b_, call_b_, "B", true, inputs_of_a(), judged_b);
     } else {
-      v_.b = local_check(b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
+      v_.b = local_check(b_, call_b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
     }
     settle();
     v_.timing.local_ms = watch.ms();
@@ -229,8 +251,8 @@ class LayerJudge {
       v_.differs = true;
       differences_ = "output counts differ: A " + std::to_string(a_.outputs.size()) + ", B " + std::to_string(b_.outputs.size());
     }
-    const OpTraits* traits = find_op_traits_of(a_.line);
-    const bool dot_products = traits && traits->dot_products;
+    const Call* call = call_a_.call ? &*call_a_.call : nullptr;
+    const bool dot_products = call && call->traits().dot_products;
     for (size_t k = 0; k < std::min(a_.outputs.size(), b_.outputs.size()); ++k) {
       OutputVerdict t;
       t.role = k < a_.roles.size() ? a_.roles[k] : "out" + std::to_string(k);
@@ -247,9 +269,11 @@ class LayerJudge {
         const Comparable c = comparable(x, y);
         const bool need_inputs = dot_products && c.x.dtype() == c.y.dtype() && x.shape() == y.shape();
         const std::vector<Tensor>& in = need_inputs ? inputs_of_a() : none;
-        t.diff = compare_tensors(c.x, c.y, layer_tolerance(o_, *profile_, name_, a_.line, k, c.dtype, in));
+        t.diff = compare_tensors(c.x, c.y, layer_tolerance(o_, *profile_, name_, call_a_.op, call, k, c.dtype, in));
         own_precision(k, c, t);
-        if (t.precision.samples == 0) t.precision = precision_stats(a_.line, k, in, c.x, c.y, *profile_);
+        if (t.precision.samples == 0) {
+          t.precision = call ? precision_stats(*call, k, in, c.x, c.y, *profile_) : precision_stats_of(c.x, c.y);
+        }
         if (t.diff.state == State::Failed) {
           v_.differs = true;
           if (differences_.empty()) differences_ = t.role + ": " + t.diff.reason;
@@ -268,15 +292,14 @@ class LayerJudge {
   // conv2d: each side's own precision on its own inputs (sampled, no judge run); the worse side's
   // figures go into the row. Nothing when a side's inputs were not recorded.
   void own_precision(size_t k, const Comparable& c, OutputVerdict& t) {
-    const OpTraits* traits = find_op_traits_of(a_.line);
-    if (!traits || !traits->dot_products || k != 0 || !a_.inputs || !b_.inputs || c.x.dtype() != DType::Float32 ||
+    if (!call_a_.call || !call_b_.call || !call_a_.call->traits().dot_products || k != 0 || !a_.inputs || !b_.inputs || c.x.dtype() != DType::Float32 ||
         c.y.dtype() != DType::Float32 || a_.line != b_.line) {
       return;
     }
     try {
       const Stopwatch watch;
-      const PrecisionStats pa = own_precision_stats(a_.line, k, inputs_of_a(), c.x, *profile_);
-      const PrecisionStats pb = own_precision_stats(b_.line, k, inputs_of_b(), c.y, *profile_);
+      const PrecisionStats pa = own_precision_stats(*call_a_.call, k, inputs_of_a(), c.x, *profile_);
+      const PrecisionStats pb = own_precision_stats(*call_b_.call, k, inputs_of_b(), c.y, *profile_);
       v_.timing.precision_ms += watch.ms();
       if (pa.samples == 0 || pb.samples == 0) return;
       const bool b_worse = pb.failed != pa.failed ? pb.failed : (!pb.exact && (pa.exact || pb.bits < pa.bits));
@@ -294,11 +317,11 @@ class LayerJudge {
     return *b_inputs_;
   }
 
-  SideCheck local_check(const LayerSide& s, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
+  SideCheck local_check(const LayerSide& s, const ReadCall& read, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
                         std::optional<std::vector<Tensor>>& judged) const {
     SideCheck c;
     const Backend& judge = backend(o_.judge);
-    const std::string op = op_name_of(s.line);
+    const std::string& op = read.op;
     if (!recorded) {
       c.note = "its inputs were not recorded";
       return c;
@@ -311,10 +334,15 @@ class LayerJudge {
       c.note = "the judge (" + judge.name() + ") has no " + op;
       return c;
     }
+    if (!read.call) {
+      c.note = "the judge (" + judge.name() + ") refuses these inputs: " + read.error;
+      return c;
+    }
+    const Call& call = *read.call;
     if (s.judged) judged = s.judged;
     if (!judged) {
       try {
-        judged = judge.run(s.line, inputs);
+        judged = judge.run(call, inputs);
       } catch (const Error& e) {
         c.note = "the judge (" + judge.name() + ") refuses these inputs: " + e.what();
         return c;
@@ -329,13 +357,12 @@ class LayerJudge {
     }
     for (size_t k = 0; k < judged->size() && c.ok; ++k) {
       const Comparable p = comparable((*judged)[k], s.outputs[k]);
-      const Tolerance tol = layer_tolerance(o_, *profile_, name_, s.line, k, p.dtype, inputs);
-      const TensorDiff d = judge_output(s.line, k, inputs, p.x, p.y, tol);
+      const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, p.dtype, inputs);
+      const TensorDiff d = judge_output(call, k, inputs, p.x, p.y, tol);
       const std::string role = k < s.roles.size() ? s.roles[k] : "out" + std::to_string(k);
       // Dot products (conv2d): the statistical test, and what the errors look like.
-      const OpTraits* traits = find_op_traits_of(s.line);
       const PrecisionStats st =
-          traits && traits->dot_products && k == 0 && !d.structural ? precision_stats(s.line, k, inputs, p.x, p.y, *profile_) : PrecisionStats{};
+          call.traits().dot_products && k == 0 && !d.structural ? precision_stats(call, k, inputs, p.x, p.y, *profile_) : PrecisionStats{};
       if (d.state == State::Failed) {
         c.ok = false, c.structural = d.structural;
         c.note = role + ": " + judge_labels(d.reason, s_label);
@@ -388,6 +415,7 @@ class LayerJudge {
   const LayerSide &a_, &b_;
   bool same_inputs_;
   const JudgeOptions& o_;
+  const ReadCall call_a_, call_b_;
   LayerVerdict v_;
   const PrecisionProfile* profile_ = nullptr;
   std::string differences_;  // the first difference A against B, one line

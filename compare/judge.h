@@ -22,6 +22,7 @@
 
 #include "compare/precision.h"
 #include "compare/tensor_compare.h"
+#include "kernels/call.h"
 
 namespace parity {
 
@@ -45,15 +46,16 @@ std::vector<std::pair<std::regex, ToleranceOverride>> read_tolerance_file(const 
 
 // The tolerance for output k of layer `name` running `line` on `inputs` (empty when not at hand:
 // then conv2d falls back to the dtype default) under `profile`, with the options' overrides.
-Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile, const std::string& name, const std::string& line,
-                          size_t k, DType dtype, const std::vector<Tensor>& inputs);
+// `call` is null for a line parity cannot read (an unknown op): the dtype's tolerance then.
+Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile, const std::string& name, const std::string& op,
+                          const Call* call, size_t k, DType dtype, const std::vector<Tensor>& inputs);
 
 // Does `actual` hold a correct output k of `line` on `inputs`, given that `expected` is the judge's?
 // compare_tensors under `tol`, except where the op's correct answer is not unique: an nms keep
 // list passes when it is a valid greedy NMS of the inputs up to score ties and IoUs within 1e-5
 // of the threshold; an argsort passes when it is a permutation that sorts its input (ties in any
 // order). Either way the reason says what was allowed.
-TensorDiff judge_output(const std::string& line, size_t k, const std::vector<Tensor>& inputs, const Tensor& expected,
+TensorDiff judge_output(const Call& call, size_t k, const std::vector<Tensor>& inputs, const Tensor& expected,
                         const Tensor& actual, const Tolerance& tol);
 
 struct LayerSide {

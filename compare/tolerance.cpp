@@ -36,17 +36,16 @@ double conv2d_bound_scale(int64_t K, const PrecisionProfile& profile) {
   return double(K + 2) * kU32 + 2 * u_in + u_in * u_in;
 }
 
-Tolerance tolerance_for(const std::string& line, size_t index, DType dtype, const std::vector<Tensor>& inputs,
+Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::vector<Tensor>& inputs,
                         const PrecisionProfile& profile) {
   Tolerance t = profile_tolerance(dtype, profile);
-  const OpTraits* op = find_op_traits_of(line);
-  if (!op) return t;
-  if (op->dot_products && index == 0) {
-    const DotProducts d = op->dot_products(line, inputs);
+  const OpTraits& op = call.traits();
+  if (op.dot_products && index == 0) {
+    const DotProducts d = op.dot_products(call, inputs);
     const double scale = conv2d_bound_scale(d.terms, profile);
     t.bound = [scale, scales = d.scales](int64_t i) { return scale * scales(i).abs_sum; };
-  } else if (op->extra_atol) {
-    t.atol = std::max(t.atol, op->extra_atol(line));
+  } else if (op.extra_atol) {
+    t.atol = std::max(t.atol, op.extra_atol(call));
   }
   return t;
 }
@@ -79,19 +78,19 @@ PrecisionStats dot_product_stats(const DotProducts& d, const Tensor* expected, c
 
 }  // namespace
 
-PrecisionStats precision_stats(const std::string& line, size_t index, const std::vector<Tensor>& inputs, const Tensor& expected,
+PrecisionStats precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Tensor& expected,
                                const Tensor& actual, const PrecisionProfile& profile) {
   if (!is_floating(expected.dtype()) || expected.dtype() != actual.dtype() || expected.shape() != actual.shape()) return {};
-  const OpTraits* op = find_op_traits_of(line);
-  if (!op || !op->dot_products || index != 0 || inputs.empty()) return result_stats(expected, actual);
-  return dot_product_stats(op->dot_products(line, inputs), &expected, actual, profile);
+  const OpTraits& op = call.traits();
+  if (!op.dot_products || index != 0 || inputs.empty()) return result_stats(expected, actual);
+  return dot_product_stats(op.dot_products(call, inputs), &expected, actual, profile);
 }
 
-PrecisionStats own_precision_stats(const std::string& line, size_t index, const std::vector<Tensor>& inputs, const Tensor& output,
+PrecisionStats own_precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Tensor& output,
                                    const PrecisionProfile& profile) {
-  const OpTraits* op = find_op_traits_of(line);
-  if (!op || !op->dot_products || index != 0 || inputs.empty() || output.dtype() != DType::Float32) return {};
-  const DotProducts d = op->dot_products(line, inputs);  // checks the inputs against the line
+  const OpTraits& op = call.traits();
+  if (!op.dot_products || index != 0 || inputs.empty() || output.dtype() != DType::Float32) return {};
+  const DotProducts d = op.dot_products(call, inputs);  // checks the inputs against the call
   if (output.shape() != d.shape) return {};
   return dot_product_stats(d, nullptr, output, profile);
 }

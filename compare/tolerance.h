@@ -19,11 +19,12 @@
 
 #include "compare/precision.h"
 #include "compare/tensor_compare.h"
+#include "kernels/call.h"
 
 namespace parity {
 
-// The tolerance for output `index` of the call `line` with the given inputs, under a profile.
-Tolerance tolerance_for(const std::string& line, size_t index, DType dtype, const std::vector<Tensor>& inputs,
+// The tolerance for output `index` of `call` with the given inputs, under a profile.
+Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::vector<Tensor>& inputs,
                         const PrecisionProfile& profile);
 
 Tolerance default_tolerance(DType dtype);
@@ -33,17 +34,17 @@ double conv2d_bound_scale(int64_t K, const PrecisionProfile& profile);
 // only conv and matmul inputs), torch.testing's float16 and bfloat16 ones for fp16 and bf16.
 Tolerance profile_tolerance(DType dtype, const PrecisionProfile& profile);
 
-// The effective precision of `actual` against `expected` (output `index` of `line` on `inputs`)
+// The effective precision of `actual` against `expected` (output `index` of `call` on `inputs`)
 // and, for conv2d with its inputs at hand, the statistical test (compare/precision.h), from
 // kSamples elements spread over the output. Empty stats for non-float outputs.
-PrecisionStats precision_stats(const std::string& line, size_t index, const std::vector<Tensor>& inputs, const Tensor& expected,
+PrecisionStats precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Tensor& expected,
                                const Tensor& actual, const PrecisionProfile& profile);
 
 // A kernel's own precision, without a judge run: conv2d's sampled elements of `output` against
 // their exact dot products on `inputs` (the call's own), with the statistical test. So a compare
 // of two model dumps shows each side's conv precision, not the drift their inputs carry.
 // Empty stats for other ops, or when the inputs are not at hand.
-PrecisionStats own_precision_stats(const std::string& line, size_t index, const std::vector<Tensor>& inputs, const Tensor& output,
+PrecisionStats own_precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Tensor& output,
                                    const PrecisionProfile& profile);
 
 }  // namespace parity

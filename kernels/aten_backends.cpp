@@ -30,20 +30,20 @@ class AtenBackend : public OpTableBackend {
 
 // The aten implementation of `op`, from the plugin, which is loaded on the first aten call.
 OpFn aten_op(const std::string& op) {
-  return [op](std::string_view line, const std::vector<Tensor>& inputs) {
+  return [op](const Call& call, const std::vector<Tensor>& inputs) {
     static const auto* ops = reinterpret_cast<AtenOpsFn>(aten_plugin_symbol("parity_aten_ops"))();
     const auto it = ops->find(op);
     if (it == ops->end()) throw Error("the aten plugin has no " + op);
-    return it->second(line, inputs);
+    return it->second(call, inputs);
   };
 }
 
 OpFn aten_cuda_op(const std::string& op, int cudnn) {
-  return [op, cudnn](std::string_view line, const std::vector<Tensor>& inputs) {
+  return [op, cudnn](const Call& call, const std::vector<Tensor>& inputs) {
     const auto* ops = reinterpret_cast<AtenCudaOpsFn>(aten_plugin_symbol("parity_aten_cuda_ops"))(cudnn);
     const auto it = ops->find(op);
     if (it == ops->end()) throw Error("the aten plugin has no CUDA " + op);
-    return it->second(line, inputs);
+    return it->second(call, inputs);
   };
 }
 

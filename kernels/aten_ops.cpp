@@ -33,11 +33,11 @@ extern "C" __attribute__((visibility("default"))) const char* parity_aten_note(c
 extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> parity_aten_float64(
     const std::string& line, const std::vector<parity::Tensor>& in) {
   using namespace parity;
-  const std::string op = op_name_of(line);
-  return aten_call(op.c_str(), [&]() -> std::vector<Tensor> {
+  const Call call(line);
+  return aten_call(call.op().c_str(), [&]() -> std::vector<Tensor> {
     const std::map<std::string, OpFn>& variants = aten_table(AtenTable::Float64);
-    const auto it = variants.find(op);
-    return it == variants.end() ? std::vector<Tensor>{} : it->second(line, in);
+    const auto it = variants.find(call.op());
+    return it == variants.end() ? std::vector<Tensor>{} : it->second(call, in);
   });
 }
 
@@ -54,13 +54,13 @@ std::mutex& aten_cuda_mutex() {
 std::map<std::string, parity::OpFn> ops_on_cuda(bool cudnn) {
   std::map<std::string, parity::OpFn> ops;
   for (const auto& [name, cpu_fn] : *parity_aten_ops()) {
-    ops[name] = [fn = cpu_fn, cudnn](std::string_view line, const std::vector<parity::Tensor>& in) {
+    ops[name] = [fn = cpu_fn, cudnn](const parity::Call& call, const std::vector<parity::Tensor>& in) {
       std::lock_guard<std::mutex> lock(aten_cuda_mutex());
       at::globalContext().setUserEnabledCuDNN(cudnn);
       at::globalContext().setAllowTF32CuDNN(false);
       at::globalContext().setAllowTF32CuBLAS(false);
       const parity::AtenDeviceScope on_gpu(at::Device(at::kCUDA, 0));
-      return fn(line, in);
+      return fn(call, in);
     };
   }
   return ops;

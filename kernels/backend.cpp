@@ -41,15 +41,13 @@ std::string OpTableBackend::unavailable_reason() const { return reason_ ? reason
 
 bool OpTableBackend::supports(std::string_view op) const { return ops_.find(op) != ops_.end(); }
 
-std::vector<Tensor> OpTableBackend::run(std::string_view line, const std::vector<Tensor>& inputs) const {
-  const std::string op = op_name_of(line);
-  op_traits(op);  // throws for an op nobody knows
+std::vector<Tensor> OpTableBackend::run(const Call& call, const std::vector<Tensor>& inputs) const {
   if (const std::string why = unavailable_reason(); !why.empty()) {
     throw Error("backend " + name_ + " cannot run here: " + why);
   }
-  const auto it = ops_.find(op);
-  if (it == ops_.end()) throw Error("backend " + name_ + " has no " + op + " implementation");
-  return it->second(line, inputs);
+  const auto it = ops_.find(call.op());
+  if (it == ops_.end()) throw Error("backend " + name_ + " has no " + call.op() + " implementation");
+  return it->second(call, inputs);
 }
 
 namespace {
@@ -200,8 +198,8 @@ std::string op_name_of(std::string_view line) {
   return op;
 }
 
-std::string canonical_line(std::string_view line) { return op_traits_of(line).canonical(line); }
+std::string canonical_line(std::string_view line) { return Call(line).line(); }
 
-std::vector<TensorSpec> op_inputs(std::string_view line) { return op_traits_of(line).inputs(line); }
+std::vector<TensorSpec> op_inputs(std::string_view line) { return Call(line).inputs(); }
 
 }  // namespace parity

@@ -17,30 +17,24 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "kernels/call.h"
 
 namespace parity {
-
-// One input an op expects: its role name, dtype and shape.
-struct TensorSpec {
-  std::string name;
-  DType dtype;
-  Shape shape;
-};
 
 // Throws parity::Error naming the op and the tensor when `inputs` do not match `specs`.
 void check_inputs(std::string_view op, const std::vector<TensorSpec>& specs, const std::vector<Tensor>& inputs);
 
-// An op implementation as the registry stores it: the op's line and its inputs in, outputs out.
-using OpFn = std::function<std::vector<Tensor>(std::string_view line, const std::vector<Tensor>& inputs)>;
+// An op implementation as the registry stores it: the call and its inputs in, outputs out.
+using OpFn = std::function<std::vector<Tensor>(const Call& call, const std::vector<Tensor>& inputs)>;
 
-// Adapts an op's typed entry point to OpFn: parses the line with P (which validates it), checks
-// the inputs against P::inputs() so the adapter may index them, then `call(params, inputs)`.
-// Typed entry points check their inputs again, since tests call them directly.
-template <typename P, typename Call> OpFn bind_op(Call call) {
-  return [call](std::string_view line, const std::vector<Tensor>& inputs) {
-    const P p = P::parse(line);
-    check_inputs(P::kName, p.inputs(), inputs);
-    return call(p, inputs);
+// Adapts an op's typed entry point to OpFn: takes the call's params P, checks the inputs against
+// the call's so the adapter may index them, then `fn(params, inputs)`. Typed entry points check
+// their inputs again, since tests call them directly.
+template <typename P, typename Fn> OpFn bind_op(Fn fn) {
+  return [fn](const Call& call, const std::vector<Tensor>& inputs) {
+    const P& p = call.params<P>();
+    check_inputs(P::kName, call.inputs(), inputs);
+    return fn(p, inputs);
   };
 }
 
@@ -59,8 +53,10 @@ class Backend {
   // Empty when the backend can run here; otherwise why not (the SKIPPED reason).
   virtual std::string unavailable_reason() const = 0;
   virtual bool supports(std::string_view op) const = 0;
-  // Throws parity::Error for an unknown op, bad parameters, bad inputs or an unusable backend.
-  virtual std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const = 0;
+  // Throws parity::Error for bad inputs, an op it lacks or an unusable backend.
+  virtual std::vector<Tensor> run(const Call& call, const std::vector<Tensor>& inputs) const = 0;
+  // The same from a line, parsed here (throws also for an unknown op or bad parameters).
+  std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const { return run(Call(line), inputs); }
   // A model run starts: backends that count calls (faulty) start counting again.
   virtual void begin_run() const {}
   // One line worth printing before running `op` here, when which implementation runs is not
@@ -81,7 +77,8 @@ class OpTableBackend : public Backend {
   const std::string& name() const override { return name_; }
   std::string unavailable_reason() const override;
   bool supports(std::string_view op) const override;
-  std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const override;
+  using Backend::run;
+  std::vector<Tensor> run(const Call& call, const std::vector<Tensor>& inputs) const override;
 
  private:
   std::string name_;

@@ -6,6 +6,8 @@
 // at each hook).
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <typeindex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,16 +49,14 @@ struct Defect {
   std::string name;
   bool every_call = false;  // strikes every call it applies to unless given a call number
   bool correct_answer = false;  // gives another correct answer (a tie order): compare must pass it
-  std::function<bool(std::string_view line, const std::vector<Tensor>& inputs)> applies;
-  std::function<std::vector<Tensor>(std::string_view line, const std::vector<Tensor>& inputs, const OpFn& ref)> run;
+  std::function<bool(const Call& call, const std::vector<Tensor>& inputs)> applies;
+  std::function<std::vector<Tensor>(const Call& call, const std::vector<Tensor>& inputs, const OpFn& ref)> run;
 };
 
 struct OpTraits {
   std::string name;
-  // The line read and printed back in canonical form; the inputs it expects. Both throw
-  // parity::Error for a bad line.
-  std::function<std::string(std::string_view line)> canonical;
-  std::function<std::vector<TensorSpec>(std::string_view line)> inputs;
+  // Reads a line with the op's params struct (throws parity::Error for a bad one): what Call holds.
+  std::function<Call::Parsed(std::string_view line)> parse;
   // Valid lines of the op (YOLOv5s shapes where it appears there): the registry's tests run each
   // on every backend and judge it against the reference, so a new op is tested from its folder.
   std::vector<std::string> examples;
@@ -66,17 +66,16 @@ struct OpTraits {
   // Seeded inputs: fills input `spec` of `line` from `rng` and returns true, or returns false for
   // the generic fill (floats uniform in [-1, 1), bools Bernoulli(density), uint8 uniform in
   // [0, 256), other integers uniform in [-1000, 1000)). `density` is the case's (cases/case_file.h).
-  std::function<bool(std::string_view line, const TensorSpec& spec, const RngStream& rng, double density, Tensor& t)>
-      seed_input;
+  std::function<bool(const Call& call, const TensorSpec& spec, const RngStream& rng, double density, Tensor& t)> seed_input;
   // Output 0 as dot products (conv2d), bound to the inputs; empty: no output is one. Its
   // tolerance and precision test need the call's inputs.
-  std::function<DotProducts(std::string_view line, const std::vector<Tensor>& inputs)> dot_products;
+  std::function<DotProducts(const Call& call, const std::vector<Tensor>& inputs)> dot_products;
   // An absolute error a correct float32 kernel may make beyond the dtype's atol (detect_decode
   // scales grid-magnitude values by its stride); empty: none.
-  std::function<double(std::string_view line)> extra_atol;
+  std::function<double(const Call& call)> extra_atol;
   // Output 0 when it differs from the judge's: whether it is a correct answer too, from the
   // inputs; empty: only the judge's answer is correct.
-  std::function<AnswerCheck(std::string_view line, const std::vector<Tensor>& inputs, const Tensor& output)> check_answer;
+  std::function<AnswerCheck(const Call& call, const std::vector<Tensor>& inputs, const Tensor& output)> check_answer;
   // The faulty backend's defects of this op.
   std::vector<Defect> defects;
 };
@@ -87,16 +86,16 @@ const std::vector<OpTraits>& op_table();
 const OpTraits& op_traits(std::string_view op);
 // The traits of a line's op (its first word); throws as op_traits does.
 const OpTraits& op_traits_of(std::string_view line);
-// Null for an op parity does not know (a dump may hold one), and for an empty line.
-const OpTraits* find_op_traits_of(std::string_view line);
 
-// Builds the first four fields from an op's params type P (P::kName, P::parse(line).str(),
-// P::parse(line).inputs()).
+// Builds the name, the parser and the implementations from an op's params type P (P::kName,
+// P::parse, str, inputs).
 template <typename P> OpTraits traits_for(OpFn ref, OpFn cuda) {
   OpTraits t;
   t.name = P::kName;
-  t.canonical = [](std::string_view l) { return P::parse(l).str(); };
-  t.inputs = [](std::string_view l) { return P::parse(l).inputs(); };
+  t.parse = [](std::string_view l) {
+    auto p = std::make_shared<const P>(P::parse(l));
+    return Call::Parsed{p, std::type_index(typeid(P)), p->str(), p->inputs()};
+  };
   t.ref = std::move(ref);
   t.cuda = std::move(cuda);
   return t;
@@ -104,7 +103,7 @@ template <typename P> OpTraits traits_for(OpFn ref, OpFn cuda) {
 
 // A seed_input hook: every floating input uniform in [lo, hi), the others generic.
 inline auto seed_floats(double lo, double hi) {
-  return [lo, hi](std::string_view, const TensorSpec& s, const RngStream& rng, double, Tensor& t) {
+  return [lo, hi](const Call&, const TensorSpec& s, const RngStream& rng, double, Tensor& t) {
     if (!is_floating(s.dtype)) return false;
     rng.fill_uniform(t, lo, hi);
     return true;

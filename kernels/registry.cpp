@@ -44,14 +44,11 @@ const OpTraits& op_traits(std::string_view op) {
 
 const OpTraits& op_traits_of(std::string_view line) { return op_traits(op_name_of(line)); }
 
-const OpTraits* find_op_traits_of(std::string_view line) {
-  const size_t start = line.find_first_not_of(" \t"), end = line.find_first_of(" \t", start);
-  if (start == std::string_view::npos) return nullptr;
-  const std::string_view op = line.substr(start, end == std::string_view::npos ? end : end - start);
-  for (const OpTraits& t : op_table()) {
-    if (t.name == op) return &t;
-  }
-  return nullptr;
+Call::Call(std::string_view line) : traits_(&op_traits_of(line)) {
+  Parsed p = traits_->parse(line);
+  params_ = std::move(p.params), type_ = p.type, line_ = std::move(p.line), inputs_ = std::move(p.inputs);
 }
+
+const std::string& Call::op() const { return traits_->name; }
 
 }  // namespace parity

@@ -8,16 +8,17 @@
 namespace parity {
 
 std::vector<Tensor> seeded_inputs(std::string_view line, uint64_t seed, double density, std::optional<SeedRange> range) {
-  const OpTraits& op = op_traits_of(line);
+  const Call call(line);
+  const OpTraits& op = call.traits();
   std::vector<Tensor> out;
   uint32_t k = 0;
-  for (const TensorSpec& s : op.inputs(line)) {
+  for (const TensorSpec& s : call.inputs()) {
     Tensor t(s.dtype, s.shape);
     const RngStream rng(seed, line, k++);
     if (range) {
       const bool u8 = s.dtype == DType::UInt8;
       rng.fill_uniform(t, u8 ? std::max(range->lo, 0.0) : range->lo, u8 ? std::min(std::max(range->hi, 1.0), 256.0) : range->hi);
-    } else if (op.seed_input && op.seed_input(line, s, rng, density, t)) {
+    } else if (op.seed_input && op.seed_input(call, s, rng, density, t)) {
       // the op's own fill
     } else if (s.dtype == DType::Bool) {
       rng.fill_bernoulli(t, density);

@@ -19,7 +19,8 @@ struct SeedRange {
   double lo = -1, hi = 1;
 };
 
-// Throws parity::Error for a bad line.
+// The line as the caller wrote it keys the streams (core/rng.h), so the inputs stay what they
+// were for every case file and golden pack. Throws parity::Error for a bad line.
 std::vector<Tensor> seeded_inputs(std::string_view line, uint64_t seed, double density = 0.5,
                                   std::optional<SeedRange> range = std::nullopt);
 

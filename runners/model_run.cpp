@@ -41,13 +41,13 @@ class LayerRunner {
     std::string source;  // "<layer>:out0" it is or is derived from; empty for the image and weights
   };
 
-  Tensor run(const std::string& name, const std::string& line, const std::vector<In>& in) {
+  Tensor run(const std::string& name, const Call& call, const std::vector<In>& in) {
     std::vector<Tensor> ts;
     for (const In& i : in) ts.push_back(i.t);
     const Stopwatch watch;
     std::vector<Tensor> out;
     try {
-      out = backend_.run(line, ts);
+      out = backend_.run(call, ts);
     } catch (Error& e) {
       e.layer(name);
       throw;
@@ -55,7 +55,7 @@ class LayerRunner {
     const double ms = watch.ms();
     total_ms += ms;
     ++layers;
-    if (dump_) record(name, line, ms, in, out);
+    if (dump_) record(name, call, ms, in, out);
     return out[0];
   }
 
@@ -63,7 +63,7 @@ class LayerRunner {
   int64_t layers = 0;
 
  private:
-  void record(const std::string& name, const std::string& line, double ms, const std::vector<In>& in,
+  void record(const std::string& name, const Call& call, double ms, const std::vector<In>& in,
               const std::vector<Tensor>& out) {
     std::vector<DumpTensor> dout;
     for (size_t k = 0; k < out.size(); ++k) dout.push_back({"out" + std::to_string(k), "", out[k]});
@@ -71,10 +71,9 @@ class LayerRunner {
       dump_->skip_layer(name, dout);
       return;
     }
-    const std::vector<TensorSpec> specs = op_inputs(line);
     std::vector<DumpTensor> din;
-    for (size_t k = 0; k < in.size(); ++k) din.push_back({specs[k].name, in[k].source, in[k].t});
-    dump_->add_layer(name, line, ms, din, dout);
+    for (size_t k = 0; k < in.size(); ++k) din.push_back({call.inputs()[k].name, in[k].source, in[k].t});
+    dump_->add_layer(name, call.line(), ms, din, dout);
   }
 
   const Backend& backend_;
@@ -120,13 +119,13 @@ Tensor int64_column(const Tensor& pairs, int64_t col, int64_t add) {
 
 // The post-processing's index calls on x: a boolean mask of n rows (Mask), n rows of dim 0
 // (Select), or n (row, column) pairs (Pairs).
-std::string index_line(IndexParams::Mode mode, const Shape& x, int64_t n) {
+Call index_call(IndexParams::Mode mode, const Shape& x, int64_t n) {
   IndexParams p;
   p.mode = mode;
   p.x = x;
   if (mode == IndexParams::Mode::Mask) p.mask = Shape{n};
   p.n = n;
-  return p.str();
+  return Call::of(p);
 }
 
 // val.py's non_max_suppression for image xi of the Detect output pred [B, N, 85] (produced as
@@ -139,7 +138,7 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::strin
   std::memcpy(mask.mutable_bytes(), xc.bytes() + size_t(xi * n_pred), size_t(n_pred));
   // x = x[xc[xi]]
   // A copy of the layer's output: the dump writer may still be reading it when x changes below.
-  Tensor x = run.run(base + ".x", index_line(IndexParams::Mode::Mask, img.shape(), n_pred), {{img, pred_source}, {mask, "nms.xc:out0"}})
+  Tensor x = run.run(base + ".x", index_call(IndexParams::Mode::Mask, img.shape(), n_pred), {{img, pred_source}, {mask, "nms.xc:out0"}})
                  .clone();
   const int64_t n = x.shape()[0];
   if (n == 0) return 0;
@@ -157,33 +156,33 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::strin
   const std::string src_det = base + ".multi_label.cat:out0", src_sorted = base + ".sorted:out0";
   // i, j = (x[:, 5:] > conf_thres).nonzero(as_tuple=False).T
   const Tensor cls = columns(x, 5, no);
-  const Tensor gt = run.run(base + ".multi_label.gt", ThresholdParams{cls.shape(), kConfThres}.str(), {{cls, src_x}});
-  const Tensor ij = run.run(base + ".multi_label.nonzero", NonzeroParams{gt.shape()}.str(), {{gt, base + ".multi_label.gt:out0"}});
+  const Tensor gt = run.run(base + ".multi_label.gt", Call::of(ThresholdParams{cls.shape(), kConfThres}), {{cls, src_x}});
+  const Tensor ij = run.run(base + ".multi_label.nonzero", Call::of(NonzeroParams{gt.shape()}), {{gt, base + ".multi_label.gt:out0"}});
   const int64_t k = ij.shape()[0];
   if (k == 0) return 0;
   const Tensor i = int64_column(ij, 0, 0), j5 = int64_column(ij, 1, 5);
   // torch.cat((box[i], x[i, 5 + j, None], j[:, None].float()), 1)
-  const Tensor bi = run.run(base + ".multi_label.box", index_line(IndexParams::Mode::Select, box.shape(), k), {{box, src_x}, {i, src_ij}});
+  const Tensor bi = run.run(base + ".multi_label.box", index_call(IndexParams::Mode::Select, box.shape(), k), {{box, src_x}, {i, src_ij}});
   Tensor conf =
-      run.run(base + ".multi_label.conf", index_line(IndexParams::Mode::Pairs, x.shape(), k), {{x, src_x}, {i, src_ij}, {j5, src_ij}});
+      run.run(base + ".multi_label.conf", index_call(IndexParams::Mode::Pairs, x.shape(), k), {{x, src_x}, {i, src_ij}, {j5, src_ij}});
   Tensor jf(DType::Float32, Shape{k, 1});
   for (int64_t r = 0; r < k; ++r) jf.mutable_data<float>()[r] = float(j5.data<int64_t>()[r] - 5);
   Tensor conf_col(DType::Float32, Shape{k, 1});
   std::memcpy(conf_col.mutable_bytes(), conf.bytes(), conf.nbytes());
-  Tensor det = run.run(base + ".multi_label.cat", CatParams{{bi.shape(), conf_col.shape(), jf.shape()}, 1}.str(),
+  Tensor det = run.run(base + ".multi_label.cat", Call::of(CatParams{{bi.shape(), conf_col.shape(), jf.shape()}, 1}),
                        {{bi, base + ".multi_label.box:out0"}, {conf_col, base + ".multi_label.conf:out0"}, {jf, src_ij}});
   // x = x[x[:, 4].argsort(descending=True)[:max_nms]]
-  const Tensor order = run.run(base + ".sort", ArgsortParams{Shape{k}, true}.str(), {{column(det, 4), src_det}});
+  const Tensor order = run.run(base + ".sort", Call::of(ArgsortParams{Shape{k}, true}), {{column(det, 4), src_det}});
   Tensor order1d(DType::Int64, Shape{std::min(k, kMaxNms)});
   std::memcpy(order1d.mutable_bytes(), order.bytes(), order1d.nbytes());
-  det = run.run(base + ".sorted", index_line(IndexParams::Mode::Select, det.shape(), order1d.numel()),
+  det = run.run(base + ".sorted", index_call(IndexParams::Mode::Select, det.shape(), order1d.numel()),
                 {{det, src_det}, {order1d, base + ".sort:out0"}});
   // boxes + c, torchvision.ops.nms(boxes, scores, iou_thres) with c = class * max_wh
-  const Tensor keep = run.run(base + ".nms", NmsParams{order1d.numel(), kIouThres, true}.str(),
+  const Tensor keep = run.run(base + ".nms", Call::of(NmsParams{order1d.numel(), kIouThres, true}),
                               {{columns(det, 0, 4), src_sorted}, {column(det, 4), src_sorted}, {column(det, 5), src_sorted}});
   // output[xi] = x[i[:max_det]]
   const int64_t kept = std::min(keep.numel(), kMaxDet);
-  const Tensor out = run.run(base + ".output", index_line(IndexParams::Mode::Select, det.shape(), kept),
+  const Tensor out = run.run(base + ".output", index_call(IndexParams::Mode::Select, det.shape(), kept),
                              {{det, src_sorted}, {first_rows(keep, kept), base + ".nms:out0"}});
   return out.shape()[0];
 }
@@ -269,7 +268,7 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
         case Operand::Kind::Node: in.push_back({values[size_t(op.node)], g.nodes[size_t(op.node)].name + ":out0"}); break;
       }
     }
-    values[i] = run.run(n.name, n.line, in);
+    values[i] = run.run(n.name, Call(n.line), in);
     for (const Operand& op : n.inputs) {
       if (op.kind == Operand::Kind::Node && last_use[size_t(op.node)] == int64_t(i)) values[size_t(op.node)] = Tensor();
     }
@@ -281,7 +280,7 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
     if (progress) progress(int64_t(g.nodes.size()), int64_t(g.nodes.size()), "post-processing");
     const Tensor obj = column(pred, 4);  // [B, N]
     // xc = prediction[..., 4] > conf_thres
-    const Tensor xc = run.run("nms.xc", ThresholdParams{obj.shape(), kConfThres}.str(), {{obj, pred_source}});
+    const Tensor xc = run.run("nms.xc", Call::of(ThresholdParams{obj.shape(), kConfThres}), {{obj, pred_source}});
     for (int64_t xi = 0; xi < pred.shape()[0]; ++xi) {
       result.detections.push_back(postprocess_image(run, pred, pred_source, xc, xi));
     }

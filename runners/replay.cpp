@@ -10,9 +10,9 @@
 namespace parity {
 
 namespace {
-double run_timed(const Backend& b, const std::string& line, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+double run_timed(const Backend& b, const Call& call, const std::vector<Tensor>& in, std::vector<Tensor>& out) {
   const Stopwatch watch;
-  out = b.run(line, in);
+  out = b.run(call, in);
   return watch.ms();
 }
 
@@ -60,16 +60,17 @@ CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a
                                  : o.inputs_dir.empty() ? seeded_inputs(c, o.seed)
                                                         : inputs_from_folder(c, o.inputs_dir);
   std::vector<Tensor> out_a, out_b;
-  r.ms_a = run_timed(a, c.line, in, out_a);  // an error here is the case's own: it propagates
+  const Call call(c.line);
+  r.ms_a = run_timed(a, call, in, out_a);  // an error here is the case's own: it propagates
   try {
-    r.ms_b = run_timed(b, c.line, in, out_b);
+    r.ms_b = run_timed(b, call, in, out_b);
   } catch (const Error& e) {
     r.state = State::Failed;
     r.structural = true;
     r.reason = b.name() + " failed where " + a.name() + " ran: " + e.what();
     return r;
   }
-  const std::vector<TensorSpec> specs = op_inputs(c.line);
+  const std::vector<TensorSpec>& specs = call.inputs();
   if (dump_a) dump_a->add_layer(c.name, c.line, r.ms_a, as_dump(specs, in), outputs_as_dump(out_a));
   if (dump_b) dump_b->add_layer(c.name, c.line, r.ms_b, as_dump(specs, in), outputs_as_dump(out_b));
   auto side = [&](std::vector<Tensor> out) {

@@ -84,13 +84,13 @@ OpFn cat_op(decltype(&cat_ref) fn) {
 OpTraits cat_traits() {
   OpTraits t = traits_for<CatParams>(cat_op(cat_ref), PARITY_CUDA_OP(cat_op(cat_cuda)));
   t.examples = {"cat x=1x16x8x8,1x16x8x8 dim=1"};
-  t.defects = {{"cat_offset", false, false, [](std::string_view, const std::vector<Tensor>& in) { return in.size() >= 2 && in[1].numel() > 0; },
-                [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+  t.defects = {{"cat_offset", false, false, [](const Call&, const std::vector<Tensor>& in) { return in.size() >= 2 && in[1].numel() > 0; },
+                [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                   // The second input written one element late: everything after the first
                   // input's block of the first outer row moves by one element.
-                  std::vector<Tensor> out = ref(l, in);
+                  std::vector<Tensor> out = ref(call, in);
                   Tensor& y = out[0];
-                  const CatParams p = CatParams::parse(l);
+                  const CatParams p = call.params<CatParams>();
                   const int64_t d = p.resolved_dim();
                   int64_t inner = 1;
                   for (size_t k = size_t(d) + 1; k < p.xs[0].rank(); ++k) inner *= p.xs[0][k];

@@ -120,10 +120,10 @@ Tensor rounded(const Tensor& t, const std::string& precision) {
 }
 
 std::vector<Defect> conv2d_defects() {
-  auto any = [](std::string_view, const std::vector<Tensor>&) { return true; };
+  auto any = [](const Call&, const std::vector<Tensor>&) { return true; };
   std::vector<Defect> d = {
-      {"pad", false, false, [](std::string_view l, const std::vector<Tensor>&) { return Conv2dParams::parse(l).pad_h > 0; },
-       [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+      {"pad", false, false, [](const Call& call, const std::vector<Tensor>&) { return call.params<Conv2dParams>().pad_h > 0; },
+       [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
          // Row ih is read where ih - 1 belongs: the input moved down one row.
          Tensor x(DType::Float32, in[0].shape());
          const int64_t H = x.shape()[2], W = x.shape()[3], planes = x.shape()[0] * x.shape()[1];
@@ -132,32 +132,32 @@ std::vector<Defect> conv2d_defects() {
          }
          std::vector<Tensor> shifted = in;
          shifted[0] = x;
-         return ref(l, shifted);
+         return ref(call, shifted);
        }},
-      {"bias", false, false, [](std::string_view l, const std::vector<Tensor>&) { return Conv2dParams::parse(l).bias; },
-       [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+      {"bias", false, false, [](const Call& call, const std::vector<Tensor>&) { return call.params<Conv2dParams>().bias; },
+       [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
          std::vector<Tensor> changed = in;
          changed[2] = in[2].clone();
          changed[2].mutable_data<float>()[in[2].numel() / 2] += 0.05f;
-         return ref(l, changed);
+         return ref(call, changed);
        }},
-      {"ktail", false, false, any, [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+      {"ktail", false, false, any, [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
          // The last term of every dot product (the last input channel's last tap) left out.
          std::vector<Tensor> changed = in;
          changed[1] = in[1].clone();
          const Shape& w = in[1].shape();
          const int64_t per_oc = w[1] * w[2] * w[3];
          for (int64_t oc = 0; oc < w[0]; ++oc) changed[1].mutable_data<float>()[oc * per_oc + per_oc - 1] = 0;
-         return ref(l, changed);
+         return ref(call, changed);
        }}};
   for (const char* precision : {"tf32", "fp16", "bf16"}) {
     // Inputs and weights rounded, products and sums exact (the reference's float64): TF32
     // tensor cores round the operands and accumulate in float32; float16 and bfloat16 kernels
     // also store their output at that precision.
-    d.push_back({precision, true, false, any, [precision = std::string(precision)](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+    d.push_back({precision, true, false, any, [precision = std::string(precision)](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                    std::vector<Tensor> changed = in;
                    changed[0] = rounded(in[0], precision), changed[1] = rounded(in[1], precision);
-                   std::vector<Tensor> out = ref(l, changed);
+                   std::vector<Tensor> out = ref(call, changed);
                    if (precision != "tf32") out[0] = rounded(out[0], precision);
                    return out;
                  }});
@@ -170,15 +170,15 @@ std::vector<Defect> conv2d_defects() {
 OpTraits conv2d_traits() {
   OpTraits t = traits_for<Conv2dParams>(conv2d_op(conv2d_ref), PARITY_CUDA_OP(conv2d_op(conv2d_cuda)));
   t.examples = {"conv2d x=1x3x64x64 w=32x3x6x6 bias stride=2 pad=2"};
-  t.seed_input = [](std::string_view line, const TensorSpec& s, const RngStream& rng, double, Tensor& out) {
+  t.seed_input = [](const Call& call, const TensorSpec& s, const RngStream& rng, double, Tensor& out) {
     if (s.name == "x") return false;
     // PyTorch's default init for conv weights and bias: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
-    const double bound = 1.0 / std::sqrt(double(Conv2dParams::parse(line).reduction_length()));
+    const double bound = 1.0 / std::sqrt(double(call.params<Conv2dParams>().reduction_length()));
     rng.fill_uniform(out, -bound, bound);
     return true;
   };
-  t.dot_products = [](std::string_view line, const std::vector<Tensor>& in) {
-    const Conv2dParams p = Conv2dParams::parse(line);
+  t.dot_products = [](const Call& call, const std::vector<Tensor>& in) {
+    const Conv2dParams p = call.params<Conv2dParams>();
     check_inputs(Conv2dParams::kName, p.inputs(), in);
     // The tensors are shared (copies of a Tensor share its storage), so the function stays valid.
     DotProducts d{p.reduction_length(), p.output_shape(), 1, nullptr};

@@ -38,7 +38,7 @@ OpTraits detect_decode_traits() {
   // Raw head outputs over (-6, 6): the sigmoid's useful range.
   t.seed_input = seed_floats(-6, 6);
   // The x, y columns are formed at grid magnitude and scaled by the stride in float32.
-  t.extra_atol = [](std::string_view line) { return 32 * 0x1p-24 * double(DetectDecodeParams::parse(line).stride); };
+  t.extra_atol = [](const Call& call) { return 32 * 0x1p-24 * double(call.params<DetectDecodeParams>().stride); };
   return t;
 }
 

@@ -30,12 +30,13 @@ class FaultyBackend : public Backend {
 
   void begin_run() const override { calls_ = 0; }
 
-  std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const override {
+  using Backend::run;
+  std::vector<Tensor> run(const Call& call, const std::vector<Tensor>& inputs) const override {
     const Backend& ref = backend("ref");
-    if (op_name_of(line) != op_.name || !defect_.applies(line, inputs)) return ref.run(line, inputs);
+    if (&call.traits() != &op_ || !defect_.applies(call, inputs)) return ref.run(call, inputs);
     // strike_ 0: every call it applies to (the precision defects, unless given a call number).
-    if (++calls_ != strike_ && strike_ != 0) return ref.run(line, inputs);
-    return defect_.run(line, inputs, [&ref](std::string_view l, const std::vector<Tensor>& in) { return ref.run(l, in); });
+    if (++calls_ != strike_ && strike_ != 0) return ref.run(call, inputs);
+    return defect_.run(call, inputs, [&ref](const Call& c, const std::vector<Tensor>& in) { return ref.run(c, in); });
   }
 
  private:

@@ -88,10 +88,10 @@ OpFn index_op(decltype(&index_ref) fn) {
 OpTraits index_traits() {
   OpTraits t = traits_for<IndexParams>(index_op(index_ref), PARITY_CUDA_OP(index_op(index_cuda)));
   t.examples = {"index x=100x85 mask=100"};
-  t.seed_input = [](std::string_view line, const TensorSpec& s, const RngStream& rng, double, Tensor& out) {
+  t.seed_input = [](const Call& call, const TensorSpec& s, const RngStream& rng, double, Tensor& out) {
     if (s.dtype != DType::Int64) return false;
     // Indices in range of the dimension they index: idx -> the selected dim, i -> dim 0, j -> dim 1.
-    const IndexParams p = IndexParams::parse(line);
+    const IndexParams p = call.params<IndexParams>();
     const int64_t size = s.name == "idx" ? p.x[size_t(p.resolved_dim())] : s.name == "i" ? p.x[0] : p.x[1];
     if (size > 0) rng.fill_uniform(out, 0, double(size));
     return true;

@@ -102,7 +102,7 @@ void fill_boxes(Tensor& t, const RngStream& rng) {
   }
 }
 
-bool seed_nms_input(std::string_view, const TensorSpec& s, const RngStream& rng, double, Tensor& t) {
+bool seed_nms_input(const Call&, const TensorSpec& s, const RngStream& rng, double, Tensor& t) {
   if (s.name == "boxes") {
     fill_boxes(t, rng);
   } else if (s.name == "classes") {
@@ -120,20 +120,20 @@ OpTraits nms_traits() {
   OpTraits t = traits_for<NmsParams>(nms_op(nms_ref), PARITY_CUDA_OP(nms_op(nms_cuda)));
   t.examples = {"nms boxes=100x4 iou=0.6 batched"};
   t.seed_input = seed_nms_input;
-  t.check_answer = [](std::string_view line, const std::vector<Tensor>& in, const Tensor& keep) {
-    const NmsParams p = NmsParams::parse(line);
+  t.check_answer = [](const Call& call, const std::vector<Tensor>& in, const Tensor& keep) {
+    const NmsParams p = call.params<NmsParams>();
     const NmsCheck c = check_nms_keep(nms_offset_boxes(p, in), in[1], p.iou, keep);
     return AnswerCheck{c.valid,
                        "a valid NMS of its inputs: " + std::to_string(c.ties) + " decisions on score ties, " +
                            std::to_string(c.near_threshold) + " IoUs within 1e-5 of the threshold",
                        "keep list is not a valid NMS of its inputs: " + c.violation};
   };
-  auto any = [](std::string_view, const std::vector<Tensor>&) { return true; };
+  auto any = [](const Call&, const std::vector<Tensor>&) { return true; };
   t.defects = {{"nms_tie", false, true, any,
-                [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+                [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                   // The first two kept boxes of equal score in swapped order: a legitimate tie
                   // order, which compare must pass.
-                  std::vector<Tensor> out = ref(l, in);
+                  std::vector<Tensor> out = ref(call, in);
                   int64_t* keep = out[0].mutable_data<int64_t>();
                   const float* scores = in[1].data<float>();
                   for (int64_t k = 0; k + 1 < out[0].numel(); ++k) {
@@ -145,9 +145,9 @@ OpTraits nms_traits() {
                   return out;
                 }},
                // The first box visited is always kept, so any box at all gives a box to drop.
-               {"nms_drop", false, false, [](std::string_view l, const std::vector<Tensor>&) { return NmsParams::parse(l).n > 0; },
-                [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
-                  std::vector<Tensor> out = ref(l, in);
+               {"nms_drop", false, false, [](const Call& call, const std::vector<Tensor>&) { return call.params<NmsParams>().n > 0; },
+                [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
+                  std::vector<Tensor> out = ref(call, in);
                   const Tensor& y = out[0];
                   Tensor rest(DType::Int64, Shape{y.numel() - 1});
                   std::copy(y.data<int64_t>() + 1, y.data<int64_t>() + y.numel(), rest.mutable_data<int64_t>());

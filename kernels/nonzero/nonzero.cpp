@@ -26,14 +26,14 @@ OpTraits nonzero_traits() {
   OpTraits t = traits_for<NonzeroParams>(unary_op(nonzero_ref), PARITY_CUDA_OP(unary_op(nonzero_cuda)));
   t.examples = {"nonzero x=100x80"};
   // Any dtype: nonzero with the case's density, zero elsewhere.
-  t.seed_input = [](std::string_view, const TensorSpec&, const RngStream& rng, double density, Tensor& x) {
+  t.seed_input = [](const Call&, const TensorSpec&, const RngStream& rng, double density, Tensor& x) {
     rng.fill_bernoulli(x, density);
     return true;
   };
-  t.defects = {{"nonzero_swap", false, false, [](std::string_view, const std::vector<Tensor>&) { return true; },
-                [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+  t.defects = {{"nonzero_swap", false, false, [](const Call&, const std::vector<Tensor>&) { return true; },
+                [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                   // Rows 0 and 1 of the index list swapped.
-                  std::vector<Tensor> out = ref(l, in);
+                  std::vector<Tensor> out = ref(call, in);
                   Tensor& y = out[0];
                   if (y.shape()[0] >= 2 && y.shape()[1] > 0) {
                     int64_t* p = y.mutable_data<int64_t>();

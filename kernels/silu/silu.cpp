@@ -12,11 +12,11 @@ OpTraits silu_traits() {
   t.examples = {"silu x=1x32x32x32"};
   // x over (-8, 8): both tails of the sigmoid and the curve between.
   t.seed_input = seed_floats(-8, 8);
-  auto any = [](std::string_view, const std::vector<Tensor>&) { return true; };
+  auto any = [](const Call&, const std::vector<Tensor>&) { return true; };
   t.defects = {{"silu16", false, false, any,
-                [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
+                [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                   // Computed in float16 throughout.
-                  std::vector<Tensor> out = ref(l, in);
+                  std::vector<Tensor> out = ref(call, in);
                   float* p = out[0].mutable_data<float>();
                   const float* x = in[0].data<float>();
                   for (int64_t i = 0; i < out[0].numel(); ++i) {
@@ -25,8 +25,8 @@ OpTraits silu_traits() {
                   }
                   return out;
                 }},
-               {"nan", false, false, any, [](std::string_view l, const std::vector<Tensor>& in, const OpFn& ref) {
-                  std::vector<Tensor> out = ref(l, in);
+               {"nan", false, false, any, [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
+                  std::vector<Tensor> out = ref(call, in);
                   if (out[0].numel() > 0) out[0].mutable_data<float>()[0] = NAN;
                   return out;
                 }}};

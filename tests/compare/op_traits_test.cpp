@@ -18,9 +18,10 @@ namespace {
 std::string judged(const std::string& line, const std::vector<Tensor>& in, const std::vector<Tensor>& expected,
                    const std::vector<Tensor>& actual) {
   if (expected.size() != actual.size()) return "output counts differ";
+  const Call call(line);
   for (size_t k = 0; k < expected.size(); ++k) {
-    const Tolerance tol = tolerance_for(line, k, expected[k].dtype(), in, precision_profile(Precision::Fp32));
-    const TensorDiff d = judge_output(line, k, in, expected[k], actual[k], tol);
+    const Tolerance tol = tolerance_for(call, k, expected[k].dtype(), in, precision_profile(Precision::Fp32));
+    const TensorDiff d = judge_output(call, k, in, expected[k], actual[k], tol);
     if (d.state == State::Failed) return "out" + std::to_string(k) + ": " + d.reason;
   }
   return "";
@@ -35,7 +36,7 @@ TEST(OpTraits, EveryOpsExamplesPassOnEveryBackendHere) {
     EXPECT_TRUE(op.ref) << op.name << " has no reference";
     for (const std::string& line : op.examples) {
       SCOPED_TRACE(line);
-      EXPECT_EQ(op.canonical(line), line);
+      EXPECT_EQ(Call(line).line(), line);
       EXPECT_EQ(op_traits_of(line).name, op.name);
       const std::vector<Tensor> in = seeded_inputs(line, 1);
       const std::vector<Tensor> ref = backend("ref").run(line, in);
@@ -62,7 +63,7 @@ TEST(OpTraits, EveryDefectFailsTheJudgeUnlessItIsAnotherCorrectAnswer) {
       bool applied = false;
       for (const std::string& line : op.examples) {
         const std::vector<Tensor> in = seeded_inputs(line, 1);
-        if (!d.applies(line, in)) continue;
+        if (!d.applies(Call(line), in)) continue;
         applied = true;
         faulty.begin_run();
         const std::string verdict = judged(line, in, backend("ref").run(line, in), faulty.run(line, in));

@@ -70,7 +70,7 @@ TEST(Registry, BackendsRegisterThemselves) {
   auto table = [](const std::string& name) {
     auto b = std::make_unique<OpTableBackend>(name);
     const Backend& ref = backend("ref");
-    b->add("silu", [&ref](std::string_view l, const std::vector<Tensor>& in) { return ref.run(l, in); });
+    b->add("silu", [&ref](const Call& c, const std::vector<Tensor>& in) { return ref.run(c, in); });
     return b;
   };
   register_backend("registry_test", table);
