@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 #include "core/half.h"
 
@@ -41,6 +42,12 @@ template <> constexpr DType dtype_of<int32_t>() { return DType::Int32; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::UInt8; }
 template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
+
+// The type T's arithmetic runs in when it must wrap around as torch's does: an integer's unsigned
+// twin (signed overflow is undefined behaviour in C++), a float itself.
+template <typename T, bool = std::is_floating_point_v<T>> struct Wrapping { using type = T; };
+template <typename T> struct Wrapping<T, false> { using type = std::make_unsigned_t<T>; };
+template <typename T> using wrapping_t = typename Wrapping<T>::type;
 
 // Calls fn(T{}) with the storage type of dt, so one generic lambda serves every dtype.
 template <typename Fn> decltype(auto) visit_dtype(DType dt, Fn&& fn) {

@@ -5,6 +5,7 @@
 // bandwidth, so the wider arithmetic costs nothing measurable and the results match the
 // reference bit for bit (up to exp's last-ulp differences in float64, invisible after rounding).
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda_util.h"
 
@@ -44,6 +45,39 @@ template <typename F> Tensor map_float(const char* op, const Tensor& x, F f) {
     check_launch(op);
   }
   return to_host(dy, x.dtype(), x.shape(), std::string("cuda ") + op);
+}
+
+template <typename T, typename F>
+__global__ void zip_kernel(const T* __restrict__ x, const T* __restrict__ y, T* __restrict__ z, int64_t n, F f) {
+  using A = wrapping_t<T>;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    z[i] = T(f(A(x[i]), A(y[i])));
+  }
+}
+
+// z = f(x, y) for two tensors of one shape and dtype (float32, float64, int32, int64), f called
+// as ref_util.h's zip_ref calls it (integers as their unsigned type, so wrap-around is defined).
+template <typename F> Tensor zip(const char* op, const Tensor& x, const Tensor& y, F f) {
+  require_gpu(op);
+  const DeviceBuffer dx = to_device(x), dy = to_device(y);
+  DeviceBuffer dz = output_buffer(x.dtype(), x.shape());
+  const int64_t n = x.numel();
+  constexpr int kThreads = 256;
+  auto launch = [&](auto tag) {
+    using T = decltype(tag);
+    zip_kernel<<<blocks_for(n, kThreads), kThreads>>>(dx.as<T>(), dy.as<T>(), dz.as<T>(), n, f);
+  };
+  if (n > 0) {
+    switch (x.dtype()) {
+      case DType::Float32: launch(float{}); break;
+      case DType::Float64: launch(double{}); break;
+      case DType::Int32: launch(int32_t{}); break;
+      case DType::Int64: launch(int64_t{}); break;
+      default: throw Error(std::string("cuda ") + op + ": unsupported dtype " + std::string(dtype_name(x.dtype())));
+    }
+    check_launch(op);
+  }
+  return to_host(dz, x.dtype(), x.shape(), std::string("cuda ") + op);
 }
 
 }  // namespace parity::cuda

@@ -26,4 +26,24 @@ template <typename F> Tensor map_in_f64(const Tensor& x, F f) {
   return y;
 }
 
+// z[i] = f(x[i], y[i]) for two tensors of one shape and dtype (float32, float64, int32, int64),
+// f called with both elements as that dtype. Integers reach f as the unsigned type of their
+// width, so f's wrap-around is defined behaviour, as torch's integer arithmetic wraps.
+template <typename F> Tensor zip_ref(const Tensor& x, const Tensor& y, F f) {
+  Tensor z(x.dtype(), x.shape());
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
+                  std::is_same_v<T, int64_t>) {
+      using A = wrapping_t<T>;
+      const T *a = x.data<T>(), *b = y.data<T>();
+      T* o = z.mutable_data<T>();
+      parallel_for(z.numel(), 1 << 16, [&](int64_t s, int64_t e) {
+        for (int64_t i = s; i < e; ++i) o[i] = T(f(A(a[i]), A(b[i])));
+      });
+    }
+  });
+  return z;
+}
+
 }  // namespace parity

@@ -1,32 +1,18 @@
-#include <type_traits>
-
-#include "core/thread_pool.h"
 #include "kernels/add/add.h"
+#include "kernels/ref_util.h"
 
 namespace parity {
 
 Tensor add_ref(const AddParams& p, const Tensor& x, const Tensor& y) {
   check_inputs(AddParams::kName, p.inputs(), {x, y});
-  Tensor out(p.dtype, p.x);
-  visit_dtype(p.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
-                  std::is_same_v<T, int64_t>) {
-      const T *a = x.data<T>(), *b = y.data<T>();
-      T* o = out.mutable_data<T>();
-      parallel_for(out.numel(), 1 << 16, [&](int64_t s, int64_t e) {
-        for (int64_t i = s; i < e; ++i) {
-          if constexpr (std::is_floating_point_v<T>) {
-            o[i] = T(double(a[i]) + double(b[i]));
-          } else {  // two's complement wrap-around without signed-overflow UB
-            using U = std::make_unsigned_t<T>;
-            o[i] = T(U(a[i]) + U(b[i]));
-          }
-        }
-      });
+  return zip_ref(x, y, [](auto a, auto b) {
+    using A = decltype(a);
+    if constexpr (std::is_floating_point_v<A>) {
+      return A(double(a) + double(b));  // float32: the exact sum, rounded once
+    } else {
+      return A(a + b);
     }
   });
-  return out;
 }
 
 }  // namespace parity
