@@ -2,14 +2,14 @@
 // What generic code may ask of an op, answered in the op's own folder: kernels/<op>/<op>.cpp
 // defines `OpTraits <op>_traits()`, and kernels/registry.cpp lists it once. Replay, bench, golden,
 // the judge, the tolerance policy and the faulty backend ask these questions and never test an
-// op's name. Every hook but the first three may be empty: the generic answer then applies (said
-// at each hook).
+// op's name. They receive the call parsed once (kernels/call.h). Every hook after `ref` may be
+// empty: the generic answer then applies (said at each hook).
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <typeindex>
 #include <string>
 #include <string_view>
+#include <typeindex>
 #include <vector>
 
 #include "core/rng.h"
@@ -63,7 +63,7 @@ struct OpTraits {
   // The project's implementations: the CPU reference, and the CUDA kernel (empty in a build
   // without CUDA). LibTorch's come from the aten plugin, where each _aten.cpp registers its own.
   OpFn ref, cuda;
-  // Seeded inputs: fills input `spec` of `line` from `rng` and returns true, or returns false for
+  // Seeded inputs: fills input `spec` of `call` from `rng` and returns true, or returns false for
   // the generic fill (floats uniform in [-1, 1), bools Bernoulli(density), uint8 uniform in
   // [0, 256), other integers uniform in [-1000, 1000)). `density` is the case's (cases/case_file.h).
   std::function<bool(const Call& call, const TensorSpec& spec, const RngStream& rng, double density, Tensor& t)> seed_input;
