@@ -80,5 +80,9 @@ CompareResult compare_dumps(const Dump& a, const Dump& b, const CompareOptions& 
 // The sides of a dump layer as the judge takes them: outputs loaded (bytes verified, hashes
 // computed from them), inputs loaded on demand, none when the dump did not record them.
 LayerSide layer_side(const Dump& d, const DumpLayer& l);
+// The two sides of a paired layer, read as a comparison reads them: outputs whose bytes differ
+// read whole, the same bytes only mapped (the mistrust scan reads few of them); inputs read whole
+// on demand.
+std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, const Dump& b, const DumpLayer& lb);
 
 }  // namespace parity

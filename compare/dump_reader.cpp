@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/host_memory.h"
 #include "core/npy.h"
 
 namespace parity {
@@ -33,49 +34,71 @@ void check_recorded(const std::string& path, const DumpTensorInfo& t, const std:
   }
 }
 
-Tensor read_as_listed(const std::string& path, const DumpTensorInfo& t) {
-  Tensor x = read_npy(path);
-  check_as_listed(path, x.dtype(), x.shape(), t);
-  return x;
-}
-
 }  // namespace
 
 bool is_plain_name(std::string_view name) {
   return !name.empty() && name[0] != '.' && name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
 }
 
+bool Dump::legacy_hash(const DumpTensorInfo& t) { return !t.hash.empty() && t.hash.rfind("xxh3:", 0) != 0; }
+
+// Read whole, not mapped (core/npy.h says why), and hashed piece by piece as it is read. Mapped
+// after hashing where the kernel grants no huge pages (core/host_memory.h says why), or where the
+// manifest records an older hash, which is checked on the whole tensor.
 Tensor Dump::load(const DumpTensorInfo& t) const {
   const std::string path = dir + "/" + t.file;
-  // The hash streams the file (read(2) through the cache) rather than touching the mapping, whose
-  // pages are then faulted in only where the comparison reads them.
+  if (!huge_pages_on_request() || legacy_hash(t)) return view(t);
+  if (known_hash(path)) {
+    Tensor x = read_npy_whole(path);
+    check_as_listed(path, x.dtype(), x.shape(), t);
+    return x;
+  }
+  ContentHasher hasher;
+  Tensor x = read_npy_whole(path, [&](const std::byte* p, size_t n) { hasher.update(p, n); });
+  check_as_listed(path, x.dtype(), x.shape(), t);
+  std::string h = hasher.digest();
+  check_recorded(path, t, h);
+  remember(path, std::move(h));
+  return x;
+}
+
+Tensor Dump::view(const DumpTensorInfo& t) const {
+  const std::string path = dir + "/" + t.file;
   verified_hash(path, t);
-  return read_as_listed(path, t);
+  Tensor x = read_npy(path);
+  check_as_listed(path, x.dtype(), x.shape(), t);
+  return x;
 }
 
 std::string Dump::hash_of(const DumpTensorInfo& t) const { return verified_hash(dir + "/" + t.file, t); }
 
+const std::string* Dump::known_hash(const std::string& path) const {
+  const std::lock_guard<std::mutex> lock(verified_->mutex);
+  const auto it = verified_->hashes.find(path);
+  return it == verified_->hashes.end() ? nullptr : &it->second;  // entries are never erased
+}
+
+const std::string& Dump::remember(const std::string& path, std::string hash) const {
+  const std::lock_guard<std::mutex> lock(verified_->mutex);
+  return verified_->hashes.emplace(path, std::move(hash)).first->second;
+}
+
 // Each file is hashed and checked once: an input reusing an earlier output's file is not hashed
 // again. Two threads meeting the same new file may both hash it, which costs time only.
 std::string Dump::verified_hash(const std::string& path, const DumpTensorInfo& t) const {
-  {
-    const std::lock_guard<std::mutex> lock(verified_->mutex);
-    if (const auto it = verified_->hashes.find(path); it != verified_->hashes.end()) return it->second;
-  }
-  std::string h;
-  if (!t.hash.empty() && t.hash.rfind("xxh3:", 0) != 0) {
-    const Tensor x = read_as_listed(path, t);  // an older algorithm: checked on the whole tensor
-    h = content_hash(x);
+  if (const std::string* h = known_hash(path)) return *h;
+  if (legacy_hash(t)) {
+    const Tensor x = read_npy(path);  // an older algorithm: checked on the whole tensor
+    check_as_listed(path, x.dtype(), x.shape(), t);
     check_recorded(path, t, content_hash_like(t.hash, x));
-  } else {
-    ContentHasher hasher;
-    const NpyHeaderInfo header = stream_npy_data(path, [&](const std::byte* p, size_t n) { hasher.update(p, n); });
-    check_as_listed(path, header.dtype, header.shape, t);
-    h = hasher.digest();
-    check_recorded(path, t, h);
+    return remember(path, content_hash(x));
   }
-  const std::lock_guard<std::mutex> lock(verified_->mutex);
-  return verified_->hashes.emplace(path, std::move(h)).first->second;
+  ContentHasher hasher;
+  const NpyHeaderInfo header = stream_npy_data(path, [&](const std::byte* p, size_t n) { hasher.update(p, n); });
+  check_as_listed(path, header.dtype, header.shape, t);
+  std::string h = hasher.digest();
+  check_recorded(path, t, h);
+  return remember(path, std::move(h));
 }
 
 Dump read_dump(const std::string& dir) {

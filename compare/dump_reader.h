@@ -41,10 +41,13 @@ struct Dump {
   std::map<std::string, std::string> run;
   std::vector<DumpLayer> layers;
 
-  // Memory-maps (or reads, when small) one tensor of the dump; checks dtype and shape against
-  // the manifest, and its bytes against the hash the manifest records (corrupt dump). Throws
-  // parity::Error naming the file.
+  // Reads one tensor of the dump; checks dtype and shape against the manifest, and its bytes
+  // against the hash the manifest records (corrupt dump), hashing them as they are read unless
+  // the file was hashed before. Throws parity::Error naming the file.
   Tensor load(const DumpTensorInfo& t) const;
+  // The same tensor as a read-only mapping, its bytes hashed and checked first: for a caller that
+  // reads few of its elements, or none.
+  Tensor view(const DumpTensorInfo& t) const;
   // The hash of the tensor's bytes as read (checked as load does): two tensors have the same
   // content when their hash_of agree, whatever their manifests claim. Each file is hashed once.
   std::string hash_of(const DumpTensorInfo& t) const;
@@ -52,6 +55,9 @@ struct Dump {
  private:
   // content_hash of the file's bytes, checked against the hash the manifest records.
   std::string verified_hash(const std::string& path, const DumpTensorInfo& t) const;
+  static bool legacy_hash(const DumpTensorInfo& t);  // recorded by an older algorithm (xxh64)
+  const std::string* known_hash(const std::string& path) const;  // null when not hashed yet
+  const std::string& remember(const std::string& path, std::string hash) const;
 
   // File path -> hash of its bytes, shared by copies of the Dump and by threads loading at once.
   struct VerifiedFiles {

@@ -64,11 +64,21 @@ PrecisionStats dot_product_stats(const DotProducts& d, const Tensor* expected, c
   const int64_t OC = d.shape[d.channel_dim];
   const int64_t per_channel = std::max(kSamplesPerChannel, (kSamples + OC - 1) / OC);
   const std::vector<int64_t> positions = sample_indices(N * OHW, per_channel);  // the same in every channel
+  const auto element = [&](int64_t q, int64_t oc) { return ((q / OHW) * OC + oc) * OHW + q % OHW; };
+  // scales[p * OC + oc]: position p's channel oc.
+  std::vector<DotScales> scales(positions.size() * size_t(OC));
+  for (size_t k = 0; k < positions.size(); ++k) {
+    if (d.across_channels) {
+      d.across_channels(positions[k], &scales[k * size_t(OC)]);
+      continue;
+    }
+    for (int64_t oc = 0; oc < OC; ++oc) scales[k * size_t(OC) + size_t(oc)] = d.scales(element(positions[k], oc));
+  }
   std::vector<ReductionSample> samples;
   for (int64_t oc = 0; oc < OC; ++oc) {
-    for (const int64_t q : positions) {
-      const int64_t i = ((q / OHW) * OC + oc) * OHW + q % OHW;
-      const DotScales s = d.scales(i);
+    for (size_t k = 0; k < positions.size(); ++k) {
+      const int64_t i = element(positions[k], oc);
+      const DotScales& s = scales[k * size_t(OC) + size_t(oc)];
       const double want = expected ? element_as_double(*expected, i) : s.exact;
       samples.push_back({want, element_as_double(actual, i), s.abs_sum, std::sqrt(s.sum_sq), oc});
     }

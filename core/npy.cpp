@@ -348,22 +348,24 @@ class NpyReader {
     check_size(h, size_ - h.data_offset);
     return h;
   }
-  // The data from `from` to the end, piece by piece.
-  void stream(size_t from, const std::function<void(const std::byte*, size_t)>& consume) {
+  // The data from `from` to the end, piece by piece, into the per-thread buffer, or into `into`
+  // (size_ - from bytes) when given.
+  void stream(size_t from, const std::function<void(const std::byte*, size_t)>& consume, std::byte* into = nullptr) {
     for (size_t at = from; at < size_;) {
-      const size_t n = std::min(buffer().size(), size_ - at);
-      consume(read_at(at, n), n);
+      const size_t n = std::min(kPiece, size_ - at);
+      const std::byte* piece = read_at(at, n, into ? into + (at - from) : buffer().data());
+      if (consume) consume(piece, n);
       at += n;
     }
   }
 
  private:
+  static constexpr size_t kPiece = size_t(1) << 20;
   static std::vector<std::byte>& buffer() {
-    thread_local std::vector<std::byte> b(size_t(1) << 20);
+    thread_local std::vector<std::byte> b(kPiece);  // holds a header too (at most kMaxNpyHeader)
     return b;
   }
-  const std::byte* read_at(size_t offset, size_t size) {
-    std::byte* p = buffer().data();
+  const std::byte* read_at(size_t offset, size_t size, std::byte* p = buffer().data()) {
     for (size_t got = 0; got < size;) {
       const ssize_t n = ::pread(fd_, p + got, size - got, off_t(offset + got));
       if (n < 0 && errno == EINTR) continue;
@@ -397,6 +399,20 @@ NpyHeaderInfo stream_npy_data(const std::string& path, const std::function<void(
     const Header h = r.header();
     r.stream(h.data_offset, consume);
     return {h.dtype, h.shape, h.data_offset};
+  } catch (Error& e) {
+    e.file(path);
+    throw;
+  }
+}
+
+Tensor read_npy_whole(const std::string& path, const std::function<void(const std::byte*, size_t)>& each_piece) {
+  try {
+    NpyReader r(path);
+    const Header h = r.header();
+    Tensor t = Tensor::uninitialized(h.dtype, h.shape);
+    r.stream(h.data_offset, each_piece, t.mutable_bytes());
+    if (h.dtype == DType::Bool) check_data(h, t.bytes(), t.nbytes());
+    return t;
   } catch (Error& e) {
     e.file(path);
     throw;

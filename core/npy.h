@@ -41,6 +41,13 @@ NpyHeaderInfo read_npy_header(const std::string& path);
 // runs near memory speed. Refuses what read_npy_header refuses. Returns the header.
 NpyHeaderInfo stream_npy_data(const std::string& path, const std::function<void(const std::byte*, size_t)>& consume);
 
+// The whole tensor, read (not mapped) into owned memory piece by piece through read(2);
+// `each_piece` sees each piece of data bytes just after it is read, while it is in the cache, so
+// hashing it costs little more than the read. On a virtual machine the copy is cheaper than
+// faulting a mapping in: 10 GB/s against 2.4 GB/s for a 50 MiB file in the page cache on the
+// development VM. Refuses what read_npy refuses.
+Tensor read_npy_whole(const std::string& path, const std::function<void(const std::byte*, size_t)>& each_piece = {});
+
 // Parses a whole .npy image held in memory; `name` is used in error messages. The tensor owns a
 // copy of the data.
 Tensor parse_npy(const std::byte* bytes, size_t size, const std::string& name);

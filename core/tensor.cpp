@@ -1,28 +1,27 @@
 #include "core/tensor.h"
 
 #include <cstring>
-#include <new>
 #include <string>
+
+#include "core/host_memory.h"
 
 namespace parity {
 
-namespace {
-constexpr std::align_val_t kAlignment{64};  // a cache line: enough for any SIMD load
-
-std::shared_ptr<std::byte> allocate_zeroed(size_t nbytes) {
-  // Never a null pointer, even for zero elements, so data() is always usable as a base.
-  const size_t n = nbytes == 0 ? 1 : nbytes;
-  auto* p = static_cast<std::byte*>(::operator new(n, kAlignment));
-  std::memset(p, 0, n);
-  return std::shared_ptr<std::byte>(p, [](std::byte* q) { ::operator delete(q, kAlignment); });
+Tensor::Tensor(DType dtype, Shape shape) : Tensor(uninitialized(dtype, std::move(shape))) {
+  if (nbytes()) std::memset(data_, 0, nbytes());
 }
-}  // namespace
 
-Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)), writable_(true) {
-  shape_.byte_size(dtype_size(dtype_));  // throws before an absurd allocation is tried
-  auto buffer = allocate_zeroed(nbytes());
-  data_ = buffer.get();
-  keep_alive_ = std::move(buffer);
+Tensor Tensor::uninitialized(DType dtype, Shape shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.shape_.byte_size(dtype_size(dtype));  // throws before an absurd allocation is tried
+  // Never a null pointer, even for zero elements, so data() is always usable as a base.
+  auto buffer = host_buffer(t.nbytes());
+  t.data_ = buffer.get();
+  t.keep_alive_ = std::move(buffer);
+  t.writable_ = true;
+  return t;
 }
 
 Tensor Tensor::view(DType dtype, Shape shape, std::shared_ptr<const MappedFile> file, size_t offset) {
@@ -55,7 +54,7 @@ std::byte* Tensor::mutable_bytes() {
 
 Tensor Tensor::clone() const {
   if (!defined()) return Tensor();
-  Tensor out(dtype_, shape_);
+  Tensor out = uninitialized(dtype_, shape_);
   if (nbytes()) std::memcpy(out.data_, data_, nbytes());
   return out;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Tensor: a host tensor, C-contiguous, of one DType. Either it owns its bytes (64-byte aligned,
-// zero-filled on creation) or it is a read-only view into a memory-mapped file. Copies share
-// the storage, as at::Tensor does; clone() makes an owning deep copy.
+// from core/host_memory.h) or it is a read-only view into a memory-mapped file. Copies share the
+// storage, as at::Tensor does; clone() makes an owning deep copy.
 #include <cstddef>
 #include <memory>
 
@@ -15,7 +15,9 @@ namespace parity {
 class Tensor {
  public:
   Tensor() = default;  // undefined: defined() is false
-  Tensor(DType dtype, Shape shape);
+  Tensor(DType dtype, Shape shape);  // zero-filled
+  // Owned and writable, its bytes not initialised: for a producer that writes every byte.
+  static Tensor uninitialized(DType dtype, Shape shape);
 
   // A read-only view of `shape` elements starting `offset` bytes into `file`. The offset must be
   // aligned for the dtype; the range must lie inside the file.

@@ -33,6 +33,11 @@ struct DotProducts {
   Shape shape;
   size_t channel_dim = 1;
   std::function<DotScales(int64_t element)> scales;
+  // Optional: the scales of every channel at one position (an index over the other dims, outer
+  // dims before inner ones), into out[0..channels). The precision test samples all channels at
+  // a few positions; an op can share the work across channels there (conv2d gathers each window
+  // once). Empty: `scales` element by element.
+  std::function<void(int64_t position, DotScales* out)> across_channels;
 };
 
 // Whether an output that differs from the judge's is a correct answer anyway (an op whose correct

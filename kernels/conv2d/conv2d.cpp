@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -109,6 +110,51 @@ DotScales conv2d_scales(const Conv2dParams& p, const float* x, const float* w, c
   return s;
 }
 
+// One channel's scales over a gathered window: `window` holds the K input values (0 at padding)
+// in the weight row's order. The products of two floats are exact in float64; the sums may be
+// reordered into vector lanes, which moves them by a few float64 ulps at most.
+__attribute__((target_clones("avx512f", "avx2", "default"))) DotScales window_scales(const double* window, const float* w,
+                                                                                    int64_t K, double bias) {
+  double abs_sum = 0, sum_sq = 0, exact = 0;
+#pragma omp simd reduction(+ : abs_sum, sum_sq, exact)
+  for (int64_t k = 0; k < K; ++k) {
+    const double t = window[k] * double(w[k]);
+    abs_sum += std::fabs(t);
+    sum_sq += t * t;
+    exact += t;
+  }
+  return {abs_sum + std::fabs(bias), sum_sq, exact + bias};
+}
+
+// The scales of every output channel at output position q (over N x OH x OW). Each group's
+// window is gathered once into a contiguous row and dotted with each of its channels' weight
+// rows: one strided walk of the input instead of one per channel, and a dot product the
+// compiler vectorises.
+void conv2d_scales_across(const Conv2dParams& p, const float* x, const float* w, const float* b, int64_t q, DotScales* out) {
+  const Shape o = p.output_shape();
+  const int64_t OW = o[3], OH = o[2], OC = o[1];
+  const int64_t ow = q % OW, oh = (q / OW) % OH, n = q / (OW * OH);
+  const int64_t IC = p.x[1], H = p.x[2], W = p.x[3], ICg = p.w[1], KH = p.w[2], KW = p.w[3], K = ICg * KH * KW;
+  const int64_t per_group = OC / p.groups;
+  std::vector<double> window(size_t(K), 0.0);
+  for (int64_t g = 0; g < p.groups; ++g) {
+    double* v = window.data();
+    for (int64_t c = 0; c < ICg; ++c) {
+      const float* plane = x + (n * IC + g * ICg + c) * H * W;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dil_h;
+        for (int64_t kw = 0; kw < KW; ++kw, ++v) {
+          const int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dil_w;
+          *v = ih >= 0 && ih < H && iw >= 0 && iw < W ? double(plane[ih * W + iw]) : 0.0;
+        }
+      }
+    }
+    for (int64_t oc = g * per_group; oc < (g + 1) * per_group; ++oc) {
+      out[oc] = window_scales(window.data(), w + oc * K, K, b ? double(b[oc]) : 0.0);
+    }
+  }
+}
+
 // A tensor's float32 values rounded as a reduced-precision kernel holds them.
 Tensor rounded(const Tensor& t, const std::string& precision) {
   Tensor r = t.clone();
@@ -181,9 +227,12 @@ OpTraits conv2d_traits() {
     const Conv2dParams p = call.params<Conv2dParams>();
     check_inputs(Conv2dParams::kName, p.inputs(), in);
     // The tensors are shared (copies of a Tensor share its storage), so the function stays valid.
-    DotProducts d{p.reduction_length(), p.output_shape(), 1, nullptr};
+    DotProducts d{p.reduction_length(), p.output_shape(), 1, nullptr, nullptr};
     d.scales = [p, x = in[0], w = in[1], b = p.bias ? in[2] : Tensor()](int64_t i) {
       return conv2d_scales(p, x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr, i);
+    };
+    d.across_channels = [p, x = in[0], w = in[1], b = p.bias ? in[2] : Tensor()](int64_t q, DotScales* out) {
+      conv2d_scales_across(p, x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr, q, out);
     };
     return d;
   };

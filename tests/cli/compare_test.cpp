@@ -259,10 +259,17 @@ TEST_F(CompareCli, TamperedFileIsCorrupt) {
   std::string bytes = test::read_text(victim);
   bytes[bytes.size() - 2] ^= 0x01;  // one bit of the last element's data, header untouched
   test::write_bytes(victim, bytes);
-  const auto r = run_parity({"compare", dump("ref"), dir_->file("tampered")});
-  EXPECT_EQ(r.exit_code, 3) << r.out;
-  EXPECT_NE(r.err.find(victim), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("corrupt"), std::string::npos) << r.err;
+  // Against the same content (both sides hashed, nothing else read) and against a dump whose
+  // bytes differ (each side read whole once, hashed as it is read): caught either way, in
+  // either order.
+  for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{{dump("ref"), dir_->file("tampered")},
+                                                                            {dump("aten"), dir_->file("tampered")},
+                                                                            {dir_->file("tampered"), dump("aten")}}) {
+    const auto r = run_parity({"compare", a, b});
+    EXPECT_EQ(r.exit_code, 3) << a << " " << b << "\n" << r.out;
+    EXPECT_NE(r.err.find(victim), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("corrupt"), std::string::npos) << r.err;
+  }
 }
 
 // Layers of the same name pair by occurrence: two identical replays of a file that repeats a

@@ -20,6 +20,20 @@ Tensor f32(std::initializer_list<float> v, Shape shape = {}) {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// float32 takes a vectorised pass unless a chunk holds NaN or Inf; both passes count ULPs alike:
+// -0 and +0 are one point, and the smallest subnormals of either sign are 2 steps apart.
+TEST(TensorCompare, UlpDistanceAcrossZeroIsTheSameOnBothPasses) {
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  const Tolerance tol = default_tolerance(DType::Float32);
+  const TensorDiff zeros = compare_tensors(f32({0.0f, 1}), f32({-0.0f, 1}), tol);
+  EXPECT_EQ(zeros.max_ulp, 0);
+  const TensorDiff fast = compare_tensors(f32({tiny, 1}), f32({-tiny, 1}), tol);
+  const TensorDiff slow = compare_tensors(f32({tiny, NAN}), f32({-tiny, NAN}), tol);  // NaN with NaN agrees
+  EXPECT_EQ(fast.max_ulp, 2);
+  EXPECT_EQ(slow.max_ulp, 2);
+  EXPECT_EQ(slow.state, State::Passed);
+}
+
 TEST(TensorCompare, FloatsWithinAndOutsideTheTolerance) {
   const Tolerance tol = default_tolerance(DType::Float32);
   const TensorDiff same = compare_tensors(f32({1, 2, 3}), f32({1, 2, 3}), tol);
@@ -182,6 +196,37 @@ TEST(TensorCompare, PerElementBoundAddsToTheTolerance) {
   EXPECT_EQ(compare_tensors(f32({1, 1}), f32({1, 1.4f}), tol).state, State::Passed);
   EXPECT_EQ(compare_tensors(f32({1, 1}), f32({1.4f, 1}), tol).state, State::Failed);
   EXPECT_EQ(calls, 2);  // asked only for the element beyond atol + rtol * |a|, once per compare
+}
+
+// Over several chunks, where some chunks need the bound and others do not: the count beyond
+// tolerance, the worst element and its allowance are those of a plain loop over every element.
+TEST(TensorCompare, PerElementBoundOverManyChunksMatchesAPlainLoop) {
+  const int64_t n = 3 * 65536 + 123;
+  Tensor a(DType::Float32, Shape{n}), b(DType::Float32, Shape{n});
+  float *x = a.mutable_data<float>(), *y = b.mutable_data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = float(std::sin(0.001 * double(i)) * 4);
+    // Chunk 0 agrees to rounding; chunk 1 is off by 2e-5 here and there (within the bound at
+    // even indices, beyond it at odd ones); chunk 2 is off by 1e-4 at one element beyond it.
+    y[i] = x[i] + (i / 65536 == 1 && i % 1001 == 0 ? 2e-5f : 0.0f) + (i == 2 * 65536 + 777 ? 1e-4f : 0.0f);
+  }
+  Tolerance tol = default_tolerance(DType::Float32);
+  tol.bound = [](int64_t i) { return i % 2 == 0 ? 5e-5 : 1e-6; };
+  int64_t bad = 0, worst = -1;
+  double worst_excess = -INFINITY, worst_allowed = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = std::fabs(double(x[i]) - double(y[i]));
+    double allowed = tol.atol + tol.rtol * std::fabs(double(x[i]));
+    if (d > allowed) allowed += tol.bound(i);
+    bad += d > allowed;
+    if (d - allowed > worst_excess) worst_excess = d - allowed, worst = i, worst_allowed = allowed;
+  }
+  ASSERT_GT(bad, 1);
+  const TensorDiff r = compare_tensors(a, b, tol);
+  EXPECT_EQ(r.bad, bad);
+  EXPECT_EQ(r.worst_index, worst);
+  EXPECT_EQ(r.worst_allowed, worst_allowed);
+  EXPECT_EQ(r.state, State::Failed);
 }
 
 TEST(TensorCompare, StructureIntegersAndDegenerateResults) {

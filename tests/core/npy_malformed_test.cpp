@@ -15,9 +15,13 @@ TEST(NpyMalformed, EachCaseIsRefusedWithItsReason) {
     SCOPED_TRACE(c.name);
     const std::string path = dir.file(c.name + ".npy");
     test::write_bytes(path, c.bytes);
-    for (size_t threshold : {size_t(0), size_t(1) << 30}) {  // mapped and copied paths
+    for (size_t threshold : {size_t(0), size_t(1) << 30, size_t(7)}) {  // mapped, copied, read whole
       try {
-        read_npy(path, NpyReadOptions{threshold});
+        if (threshold == 7) {
+          read_npy_whole(path);
+        } else {
+          read_npy(path, NpyReadOptions{threshold});
+        }
         ADD_FAILURE() << "accepted";
       } catch (const Error& e) {
         const std::string what = e.what();

@@ -59,6 +59,29 @@ RC_GTEST_PROP(NpyRoundTrip, ThroughFilesCopiedAndMapped, ()) {
   expect_same(t, read_npy(dir.file("t.npy"), NpyReadOptions{0}, &mapped));
   RC_ASSERT(!copied.mapped);
   RC_ASSERT(mapped.mapped);
+  expect_same(t, read_npy_whole(dir.file("t.npy")));
+}
+
+// read_npy_whole over several pieces (1 MiB each): the same bytes as the mapping, and each piece
+// shown once, in order, so a hash of the pieces is the hash of the data.
+TEST(NpyReadWhole, PiecesCoverTheDataInOrder) {
+  Tensor t(DType::Float32, Shape{3, 200001});  // 2.3 MiB: three pieces, the last one short
+  float* p = t.mutable_data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = float(i) * 0.5f;
+  test::TempDir dir;
+  write_npy(dir.file("t.npy"), t);
+  std::string seen;
+  int pieces = 0;
+  const Tensor r = read_npy_whole(dir.file("t.npy"), [&](const std::byte* b, size_t n) {
+    seen.append(reinterpret_cast<const char*>(b), n);
+    ++pieces;
+  });
+  EXPECT_EQ(pieces, 3);
+  ASSERT_EQ(seen.size(), t.nbytes());
+  EXPECT_EQ(std::memcmp(seen.data(), t.bytes(), t.nbytes()), 0);
+  ASSERT_EQ(r.shape(), t.shape());
+  EXPECT_EQ(std::memcmp(r.bytes(), t.bytes(), t.nbytes()), 0);
+  EXPECT_TRUE(r.writable());
 }
 
 // Any prefix of a valid file is refused as truncated, never read or crashed on.

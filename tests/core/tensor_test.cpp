@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
+#include "core/host_memory.h"
 #include "core/npy.h"
 #include "support/test_support.h"
 
@@ -21,6 +23,36 @@ TEST(Tensor, OwningIsZeroedAlignedAndTyped) {
   EXPECT_THROW(t.mutable_data<int32_t>(), Error);
   EXPECT_FALSE(Tensor().defined());
   EXPECT_THROW(Tensor().data<float>(), Error);
+}
+
+// Large buffers are kept for reuse when freed (core/host_memory.h): a tensor made in a kept
+// buffer is still zero-filled, and what is kept stays under the cap.
+TEST(Tensor, LargeBuffersAreReusedZeroedAndCapped) {
+  // 7 huge pages: a size no other test keeps, so the buffer taken again is this one.
+  const Shape shape{int64_t(kHugeBuffer / 4 * 6 + 1000)};
+  const size_t before = kept_host_bytes();
+  const std::byte* first = nullptr;
+  {
+    Tensor t(DType::Float32, shape);
+    first = t.bytes();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % kHugeBuffer, 0u);
+    std::memset(t.mutable_bytes(), 0xff, t.nbytes());
+  }
+  EXPECT_EQ(kept_host_bytes(), before + 7 * kHugeBuffer);
+  {
+    Tensor again(DType::Float32, shape);
+    EXPECT_EQ(again.bytes(), first);
+    EXPECT_EQ(kept_host_bytes(), before);
+    for (int64_t i = 0; i < again.numel(); i += 997) ASSERT_EQ(again.data<float>()[i], 0.0f) << i;
+  }
+  {
+    // Freed all at once, more than the cap: the rest goes back to the system. Never written, so
+    // the pages are never touched.
+    std::vector<Tensor> many;
+    for (size_t held = 0; held <= kKeptBytes; held += 64 << 20) many.push_back(Tensor::uninitialized(DType::UInt8, Shape{64 << 20}));
+  }
+  EXPECT_LE(kept_host_bytes(), kKeptBytes);
+  EXPECT_GT(kept_host_bytes(), kKeptBytes / 2);
 }
 
 TEST(Tensor, CopiesShareCloneDoesNot) {
