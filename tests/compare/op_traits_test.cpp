@@ -82,3 +82,35 @@ TEST(OpTraits, EveryDefectFailsTheJudgeUnlessItIsAnotherCorrectAnswer) {
 
 }  // namespace
 }  // namespace parity
+
+namespace parity {
+namespace {
+
+// An op that gives its dot products across channels at once (conv2d gathers each window once)
+// gives the same scales as element by element: grouped, depthwise, strided, dilated and padded
+// windows, with and without bias. The sums may be reordered, so they agree to float64 rounding.
+TEST(OpTraits, DotProductsAcrossChannelsMatchElementByElement) {
+  for (const char* line : {"conv2d x=2x8x9x11 w=6x4x3x3 bias stride=2 pad=1 groups=2",
+                           "conv2d x=1x6x7x7 w=6x1x3x3 pad=2 dilation=2 groups=6", "conv2d x=1x5x6x4 w=7x5x1x1 bias"}) {
+    SCOPED_TRACE(line);
+    const Call call(line);
+    const std::vector<Tensor> in = seeded_inputs(line, 3);
+    const DotProducts d = call.traits().dot_products(call, in);
+    ASSERT_TRUE(d.across_channels);
+    const int64_t OC = d.shape[1], OHW = d.shape[2] * d.shape[3];
+    std::vector<DotScales> across(static_cast<size_t>(OC));
+    for (int64_t q = 0; q < d.shape[0] * OHW; ++q) {
+      d.across_channels(q, across.data());
+      for (int64_t oc = 0; oc < OC; ++oc) {
+        const DotScales one = d.scales(((q / OHW) * OC + oc) * OHW + q % OHW);
+        const DotScales& all = across[static_cast<size_t>(oc)];
+        EXPECT_NEAR(all.abs_sum, one.abs_sum, 1e-13 * one.abs_sum) << q << " " << oc;
+        EXPECT_NEAR(all.sum_sq, one.sum_sq, 1e-13 * one.sum_sq) << q << " " << oc;
+        EXPECT_NEAR(all.exact, one.exact, 1e-13 * one.abs_sum) << q << " " << oc;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace parity
