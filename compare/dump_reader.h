@@ -48,6 +48,15 @@ struct Dump {
   // The same tensor as a read-only mapping, its bytes hashed and checked first: for a caller that
   // reads few of its elements, or none.
   Tensor view(const DumpTensorInfo& t) const;
+  // The tensor mapped, dtype and shape checked, its bytes neither read nor checked: for a caller
+  // that streams them from the file itself and hands their hash to check_hash.
+  Tensor unchecked_view(const DumpTensorInfo& t) const;
+  // The hash of a tensor's bytes as the caller read them: checked against the manifest's record
+  // (a mismatch throws: the dump is corrupt) and kept as the file's hash.
+  void check_hash(const DumpTensorInfo& t, const std::string& hash) const;
+  // Whether the manifest records the tensor's hash by an older algorithm (xxh64), which is
+  // checked on the whole tensor.
+  static bool legacy_hash(const DumpTensorInfo& t);
   // The hash of the tensor's bytes as read (checked as load does): two tensors have the same
   // content when their hash_of agree, whatever their manifests claim. Each file is hashed once.
   std::string hash_of(const DumpTensorInfo& t) const;
@@ -55,7 +64,6 @@ struct Dump {
  private:
   // content_hash of the file's bytes, checked against the hash the manifest records.
   std::string verified_hash(const std::string& path, const DumpTensorInfo& t) const;
-  static bool legacy_hash(const DumpTensorInfo& t);  // recorded by an older algorithm (xxh64)
   const std::string* known_hash(const std::string& path) const;  // null when not hashed yet
   const std::string& remember(const std::string& path, std::string hash) const;
 

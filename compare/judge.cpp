@@ -1,12 +1,18 @@
 #include "compare/judge.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "compare/tolerance.h"
 #include "core/error.h"
+#include "core/half.h"
+#include "core/hash.h"
 #include "core/stats.h"
 #include "core/stopwatch.h"
 #include "kernels/backend.h"
@@ -158,12 +164,6 @@ ReadCall read_call(const std::string& line) {
   return r;
 }
 
-// Effective bits of B against A for a call parity cannot read: float outputs only.
-PrecisionStats precision_stats_of(const Tensor& expected, const Tensor& actual) {
-  if (!is_floating(expected.dtype()) || expected.dtype() != actual.dtype() || expected.shape() != actual.shape()) return {};
-  return result_stats(expected, actual);
-}
-
 // Two float tensors of different dtypes compare in float64, under the narrower one's tolerance.
 struct Comparable {
   Tensor x, y;
@@ -257,22 +257,37 @@ class LayerJudge {
       OutputVerdict t;
       t.role = k < a_.roles.size() ? a_.roles[k] : "out" + std::to_string(k);
       const Tensor &x = a_.outputs[k], &y = b_.outputs[k];
-      if (k < a_.hashes.size() && k < b_.hashes.size() && a_.hashes[k] == b_.hashes[k] && x.dtype() == y.dtype() &&
-          x.shape() == y.shape()) {
-        t.identical = true;
-        t.diff.count = x.numel();
-        t.precision.samples = is_floating(x.dtype()) ? x.numel() : 0;
-        if (const std::string why = mistrust_reason(x); !why.empty()) t.diff.state = State::Mistrusted, t.diff.reason = why;
+      const bool streamed = stored(a_, k) && stored(b_, k);
+      if (!streamed && k < a_.hashes.size() && k < b_.hashes.size() && !a_.hashes[k].empty() && a_.hashes[k] == b_.hashes[k] &&
+          x.dtype() == y.dtype() && x.shape() == y.shape()) {
+        identical(x.dtype(), x.numel(), mistrust_reason(x), t);
       } else {
         // A dot product's bound and statistical test need A's inputs; other tolerances do not.
         static const std::vector<Tensor> none;
         const Comparable c = comparable(x, y);
-        const bool need_inputs = dot_products && c.x.dtype() == c.y.dtype() && x.shape() == y.shape();
-        const std::vector<Tensor>& in = need_inputs ? inputs_of_a() : none;
-        t.diff = compare_tensors(c.x, c.y, layer_tolerance(o_, *profile_, name_, call_a_.op, call, k, c.dtype, in));
-        own_precision(k, c, t);
-        if (t.precision.samples == 0) {
-          t.precision = call ? precision_stats(*call, k, in, c.x, c.y, *profile_) : precision_stats_of(c.x, c.y);
+        const bool same_form = c.x.dtype() == c.y.dtype() && x.shape() == y.shape();
+        const std::vector<Tensor>& in = dot_products && same_form ? inputs_of_a() : none;
+        const Tolerance tol = layer_tolerance(o_, *profile_, name_, call_a_.op, call, k, c.dtype, in);
+        ElementValues xv = values_of(c.x), yv = values_of(c.y);
+        if (streamed && same_form && is_floating(x.dtype())) {
+          bool same_bytes = false;
+          t.diff = stream_outputs(k, x, tol, call, in, xv, yv, same_bytes);
+          if (same_bytes) {
+            // Equal hashes computed from the bytes, whatever the manifests said: identical.
+            identical(x.dtype(), x.numel(), t.diff.state == State::Mistrusted ? t.diff.reason : "", t);
+            v_.outputs.push_back(std::move(t));
+            continue;
+          }
+        } else if (streamed) {
+          throw Error("layer " + name_ + ": " + t.role + " offered as stored but not comparable as streamed (" +
+                      std::string(dtype_name(x.dtype())) + " " + x.shape().str() + ", " + std::string(dtype_name(y.dtype())) + " " +
+                      y.shape().str() + ")");
+        } else {
+          t.diff = compare_tensors(c.x, c.y, tol);
+        }
+        own_precision(k, c, xv, yv, t);
+        if (t.precision.samples == 0 && is_floating(c.x.dtype()) && same_form) {
+          t.precision = call ? precision_stats(*call, k, in, c.x.shape(), xv, yv, *profile_) : result_stats(c.x.numel(), xv, yv);
         }
         if (t.diff.state == State::Failed) {
           v_.differs = true;
@@ -289,17 +304,100 @@ class LayerJudge {
     }
   }
 
+  static bool stored(const LayerSide& s, size_t k) { return k < s.stored.size() && s.stored[k].read; }
+
+  static void identical(DType dtype, int64_t count, const std::string& mistrust, OutputVerdict& t) {
+    t.identical = true;
+    t.diff = TensorDiff{};
+    t.diff.count = count;
+    t.precision.samples = is_floating(dtype) ? count : 0;
+    if (!mistrust.empty()) t.diff.state = State::Mistrusted, t.diff.reason = mistrust;
+  }
+
+  // Output k of both sides streamed from where they are stored, piece by piece through two small
+  // buffers: hashed as they pass (and checked against the store's record), compared, and the
+  // elements the precision figures read kept (into xv, yv). `x` gives the dtype and shape only.
+  TensorDiff stream_outputs(size_t k, const Tensor& x, const Tolerance& tol, const Call* call, const std::vector<Tensor>& in,
+                            ElementValues& xv, ElementValues& yv, bool& same_bytes) {
+    std::optional<DotProducts> dots;
+    if (call && call->traits().dot_products && k == 0 && !in.empty()) {
+      try {
+        dots = call->traits().dot_products(*call, in);
+      } catch (const Error&) {
+        // Inputs that do not fit the call: no dot-product figures (own_precision says nothing).
+      }
+    }
+    auto keep = std::make_shared<const std::vector<int64_t>>(precision_sample_elements(x.shape(), dots ? &*dots : nullptr));
+    auto kept_a = std::make_shared<std::vector<double>>(keep->size()), kept_b = std::make_shared<std::vector<double>>(keep->size());
+    const StoredOutput &sa = a_.stored[k], &sb = b_.stored[k];
+    const size_t item = dtype_size(x.dtype());
+    const int64_t n = x.numel(), piece = TensorCompareStream::piece_elements();
+    thread_local std::vector<std::byte> buf_a, buf_b;
+    buf_a.resize(size_t(piece) * item), buf_b.resize(size_t(piece) * item);
+    TensorCompareStream compare(x.dtype(), x.shape(), tol);
+    ContentHasher hash_a, hash_b;
+    size_t next = 0;  // the next element to keep
+    for (int64_t lo = 0; lo < n; lo += piece) {
+      const int64_t count = std::min(piece, n - lo);
+      const size_t bytes = size_t(count) * item;
+      sa.read(size_t(lo) * item, bytes, buf_a.data());
+      sb.read(size_t(lo) * item, bytes, buf_b.data());
+      hash_a.update(buf_a.data(), bytes), hash_b.update(buf_b.data(), bytes);
+      compare.feed(buf_a.data(), buf_b.data(), count);
+      for (; next < keep->size() && (*keep)[next] < lo + count; ++next) {
+        (*kept_a)[next] = float_at(buf_a.data(), size_t((*keep)[next] - lo), x.dtype());
+        (*kept_b)[next] = float_at(buf_b.data(), size_t((*keep)[next] - lo), x.dtype());
+      }
+    }
+    const std::string ha = hash_a.digest(), hb = hash_b.digest();
+    sa.check(ha), sb.check(hb);  // a corrupt dump stops here, before any figure is used
+    same_bytes = ha == hb;
+    const auto kept = [keep, this](std::shared_ptr<std::vector<double>> values) -> ElementValues {
+      return [keep, values, name = name_](int64_t i) {
+        const auto at = std::lower_bound(keep->begin(), keep->end(), i);
+        if (at == keep->end() || *at != i) throw Error("layer " + name + ": element " + std::to_string(i) + " was not kept by the streamed comparison");
+        return (*values)[size_t(at - keep->begin())];
+      };
+    };
+    xv = kept(kept_a), yv = kept(kept_b);
+    return compare.finish([&](int64_t lo, int64_t hi, std::byte* pa, std::byte* pb) {
+      sa.read(size_t(lo) * item, size_t(hi - lo) * item, pa);
+      sb.read(size_t(lo) * item, size_t(hi - lo) * item, pb);
+    });
+  }
+
+  static double float_at(const std::byte* p, size_t i, DType dtype) {
+    switch (dtype) {
+      case DType::Float16: {
+        Half h;
+        std::memcpy(&h, p + i * sizeof h, sizeof h);
+        return half_to_float(h);
+      }
+      case DType::Float32: {
+        float f;
+        std::memcpy(&f, p + i * sizeof f, sizeof f);
+        return f;
+      }
+      case DType::Float64: {
+        double d;
+        std::memcpy(&d, p + i * sizeof d, sizeof d);
+        return d;
+      }
+      default: throw Error("not a float dtype: " + std::string(dtype_name(dtype)));
+    }
+  }
+
   // conv2d: each side's own precision on its own inputs (sampled, no judge run); the worse side's
   // figures go into the row. Nothing when a side's inputs were not recorded.
-  void own_precision(size_t k, const Comparable& c, OutputVerdict& t) {
+  void own_precision(size_t k, const Comparable& c, const ElementValues& xv, const ElementValues& yv, OutputVerdict& t) {
     if (!call_a_.call || !call_b_.call || !call_a_.call->traits().dot_products || k != 0 || !a_.inputs || !b_.inputs || c.x.dtype() != DType::Float32 ||
         c.y.dtype() != DType::Float32 || a_.line != b_.line) {
       return;
     }
     try {
       const Stopwatch watch;
-      const PrecisionStats pa = own_precision_stats(*call_a_.call, k, inputs_of_a(), c.x, *profile_);
-      const PrecisionStats pb = own_precision_stats(*call_b_.call, k, inputs_of_b(), c.y, *profile_);
+      const PrecisionStats pa = own_precision_stats(*call_a_.call, k, inputs_of_a(), c.x.shape(), xv, *profile_);
+      const PrecisionStats pb = own_precision_stats(*call_b_.call, k, inputs_of_b(), c.y.shape(), yv, *profile_);
       v_.timing.precision_ms += watch.ms();
       if (pa.samples == 0 || pb.samples == 0) return;
       const bool b_worse = pb.failed != pa.failed ? pb.failed : (!pb.exact && (pa.exact || pb.bits < pa.bits));

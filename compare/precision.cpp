@@ -105,11 +105,19 @@ std::vector<int64_t> sample_indices(int64_t n, int64_t m) {
   return out;
 }
 
+ElementValues values_of(const Tensor& t) {
+  return [t](int64_t i) { return element_as_double(t, i); };
+}
+
 PrecisionStats result_stats(const Tensor& expected, const Tensor& actual) {
+  return result_stats(expected.numel(), values_of(expected), values_of(actual));
+}
+
+PrecisionStats result_stats(int64_t n, const ElementValues& expected, const ElementValues& actual) {
   PrecisionStats st;
   double sum_e2 = 0, sum_y2 = 0;
-  for (const int64_t i : sample_indices(expected.numel())) {
-    const double y = element_as_double(expected, i), z = element_as_double(actual, i);
+  for (const int64_t i : sample_indices(n)) {
+    const double y = expected(i), z = actual(i);
     if (!std::isfinite(y) || !std::isfinite(z)) continue;
     const double e = std::fabs(z - y);
     if (e != 0) st.exact = false;

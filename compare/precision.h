@@ -24,6 +24,7 @@
 // bfloat16. Against the judge, or in replay, it is the kernel's own; A against B in compare it
 // also carries whatever difference the two sides' inputs already had.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,11 @@ PrecisionStats reduction_stats(const std::vector<ReductionSample>& samples, int6
 // Effective bits of an op whose error is relative to its result (every op but conv2d), from
 // up to kSamples elements spread over the tensors; no statistical test. Floats of one shape.
 PrecisionStats result_stats(const Tensor& expected, const Tensor& actual);
+// Element values by flat index: a tensor's, or the few that a streamed comparison kept.
+using ElementValues = std::function<double(int64_t element)>;
+ElementValues values_of(const Tensor& t);
+// The same over the n elements of a tensor given by its values.
+PrecisionStats result_stats(int64_t n, const ElementValues& expected, const ElementValues& actual);
 
 constexpr int64_t kSamples = 1024;
 // A channel whose rms(e/σ) exceeds the layer's by this factor holds a defect, not rounding: with 8

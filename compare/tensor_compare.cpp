@@ -122,29 +122,35 @@ template <typename T> int64_t ulp_distance(T a, T b) {
   }
 }
 
+// One chunk's metrics. Where the chunk knows its worst element (and first NaN/Inf mismatch) it
+// keeps both values, so a streamed comparison need not read them again.
 struct Partial {
   int64_t finite = 0, bad = 0, worst = -1, max_ulp = 0, nonfinite = 0, first_nonfinite = -1;
   double max_abs = 0, sum_abs = 0, sum_sq = 0, max_rel = 0, dot = 0, na = 0, nb = 0;
   double worst_excess = -std::numeric_limits<double>::infinity(), worst_allowed = 0;
+  double worst_a = 0, worst_b = 0, nonfinite_a = 0, nonfinite_b = 0;
 };
 
+// The scalar pass over elements [lo, hi); a and b point at element lo.
 template <typename T> Partial float_chunk(const T* a, const T* b, const Tolerance& tol, int64_t lo, int64_t hi) {
   Partial p;
   for (int64_t i = lo; i < hi; ++i) {
+    const T& ai = a[i - lo];
+    const T& bi = b[i - lo];
     double x, y;
     if constexpr (std::is_same_v<T, Half>) {
-      x = half_to_float(a[i]), y = half_to_float(b[i]);
+      x = half_to_float(ai), y = half_to_float(bi);
     } else {
-      x = a[i], y = b[i];
+      x = ai, y = bi;
     }
     if (!std::isfinite(x) || !std::isfinite(y)) {
       const bool same = (std::isnan(x) && std::isnan(y)) || x == y;  // NaN with NaN, Inf of one sign
       if (!same) {
         ++p.bad;
-        if (p.nonfinite++ == 0) p.first_nonfinite = i;
+        if (p.nonfinite++ == 0) p.first_nonfinite = i, p.nonfinite_a = x, p.nonfinite_b = y;
         // No tolerance applies: the first such element is the worst, with nothing allowed.
         constexpr double inf = std::numeric_limits<double>::infinity();
-        if (p.worst_excess < inf) p.worst_excess = inf, p.worst = i, p.worst_allowed = 0;
+        if (p.worst_excess < inf) p.worst_excess = inf, p.worst = i, p.worst_allowed = 0, p.worst_a = x, p.worst_b = y;
       }
       continue;
     }
@@ -155,11 +161,11 @@ template <typename T> Partial float_chunk(const T* a, const T* b, const Toleranc
     p.sum_sq += d * d;
     if (x != 0) p.max_rel = std::max(p.max_rel, d / std::fabs(x));
     p.dot += x * y, p.na += x * x, p.nb += y * y;
-    p.max_ulp = std::max(p.max_ulp, ulp_distance(a[i], b[i]));
+    p.max_ulp = std::max(p.max_ulp, ulp_distance(ai, bi));
     double allowed = tol.atol + tol.rtol * std::fabs(x);
     if (d > allowed && tol.bound) allowed += tol.bound(i);
     if (d > allowed) ++p.bad;
-    if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i, p.worst_allowed = allowed;
+    if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i, p.worst_allowed = allowed, p.worst_a = x, p.worst_b = y;
   }
   return p;
 }
@@ -170,8 +176,9 @@ template <typename T> Partial float_chunk(const T* a, const T* b, const Toleranc
 // per-element bound exists are left to apply_bound, and the index of the worst element to a
 // second look at the one chunk that holds it.
 // Returns false when the chunk holds NaN or Inf.
+// a and b point at the chunk's first element; n elements.
 __attribute__((target_clones("avx512f", "avx2", "default"))) bool fast_f32_chunk(const float* a, const float* b, float atol,
-                                                                                 float rtol, int64_t lo, int64_t hi, Partial& p) {
+                                                                                 float rtol, int64_t n, Partial& p) {
   // Sums in float64, of the same terms float_chunk adds: float32 sums drift by ~1e-5 over a
   // chunk, enough to report a cosine of 1.000001 for vectors that are not parallel. The
   // products of two floats are exact in float64, so only the additions round. The extremes and
@@ -183,7 +190,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) bool fast_f32_chunk
   int32_t bad = 0, nonfinite = 0;
 #pragma omp simd reduction(+ : sum_abs, sum_sq, dot, na, nb, bad, nonfinite) \
     reduction(max : max_abs, max_rel, max_excess, max_ulp)
-  for (int64_t i = lo; i < hi; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     const float x = a[i], y = b[i];
     const auto bx = __builtin_bit_cast(uint32_t, x), by = __builtin_bit_cast(uint32_t, y);
     nonfinite += ((bx & 0x7f800000u) == 0x7f800000u) | ((by & 0x7f800000u) == 0x7f800000u);
@@ -206,7 +213,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) bool fast_f32_chunk
     max_excess = excess > max_excess ? excess : max_excess;
   }
   if (nonfinite) return false;
-  p.finite = hi - lo, p.bad = bad, p.max_ulp = max_ulp;
+  p.finite = n, p.bad = bad, p.max_ulp = max_ulp;
   p.max_abs = max_abs, p.sum_abs = sum_abs, p.sum_sq = sum_sq, p.max_rel = max_rel, p.dot = dot, p.na = na, p.nb = nb;
   p.worst_excess = max_excess;  // p.worst (the index) is found later, in the one chunk that needs it
   return true;
@@ -215,17 +222,30 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) bool fast_f32_chunk
 // A chunk whose metrics the fast pass filled in, where some element exceeds atol + rtol*|a| and a
 // per-element bound exists: the count beyond tolerance and the worst element, with the bound
 // evaluated only where the defaults are exceeded, in float64 as float_chunk does.
+// a and b point at element lo.
 void apply_bound(const float* a, const float* b, const Tolerance& tol, int64_t lo, int64_t hi, Partial& p) {
   p.bad = 0, p.worst = -1, p.worst_excess = -std::numeric_limits<double>::infinity();
   for (int64_t i = lo; i < hi; ++i) {
-    const double x = a[i], d = std::fabs(x - double(b[i]));
+    const double x = a[i - lo], y = b[i - lo], d = std::fabs(x - y);
     double allowed = tol.atol + tol.rtol * std::fabs(x);
     if (d > allowed) {
       allowed += tol.bound(i);
       if (d > allowed) ++p.bad;
     }
-    if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i, p.worst_allowed = allowed;
+    if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i, p.worst_allowed = allowed, p.worst_a = x, p.worst_b = y;
   }
+}
+
+// Elements [lo, hi) of both sides (a and b point at element lo): the fast pass where it applies.
+template <typename T> Partial chunk_partial(const T* a, const T* b, const Tolerance& tol, int64_t lo, int64_t hi) {
+  if constexpr (std::is_same_v<T, float>) {
+    Partial p;
+    if (fast_f32_chunk(a, b, float(tol.atol), float(tol.rtol), hi - lo, p)) {
+      if (p.bad > 0 && tol.bound) apply_bound(a, b, tol, lo, hi, p);
+      return p;
+    }
+  }
+  return float_chunk(a, b, tol, lo, hi);
 }
 
 // Cauchy-Schwarz holds only in exact arithmetic: rounding can put the quotient an ULP or so
@@ -236,83 +256,152 @@ double cosine(double dot, double na, double nb) {
   return std::clamp(dot / (std::sqrt(na) * std::sqrt(nb)), -1.0, 1.0);
 }
 
-// The state and reason of a float comparison whose metrics are filled in.
-void judge_floats(const Tensor& a, const Tensor& b, const Tolerance& tol, int64_t first_nonfinite, TensorDiff& r) {
-  if (r.nonfinite_mismatches > 0) {
-    r.state = State::Failed;
-    r.reason = std::to_string(r.nonfinite_mismatches) + " NaN/Inf positions differ, first at " +
-               index_text(a.shape(), first_nonfinite) + ": A " + shortest_double(element_as_double(a, first_nonfinite)) +
-               ", B " + shortest_double(element_as_double(b, first_nonfinite));
-  } else if (r.bad > 0) {
-    r.state = State::Failed;
-    r.reason = std::to_string(r.bad) + " of " + std::to_string(r.count) + " elements out of tolerance (" + tol.str() +
-               "), worst at " + index_text(a.shape(), r.worst_index) + ": A " + shortest_double(r.worst_a) + ", B " +
-               shortest_double(r.worst_b);
-  } else {
-    r.reason = mistrust_reason(a);
-    if (!r.reason.empty()) r.state = State::Mistrusted;
+// Chunk by chunk in order, then the whole: the metrics, the worst element and the verdict. Both
+// the comparison of tensors in memory and the streamed one end here, so they agree to the bit.
+class FloatResult {
+ public:
+  FloatResult(const Shape& shape, const Tolerance& tol) : shape_(shape), tol_(tol) {}
+
+  void add(const Partial& p) { parts_.push_back(p); }
+  std::vector<Partial>& parts() { return parts_; }
+
+  // `scalar_again(lo, hi)`: the scalar pass over one chunk again, for the worst element when it
+  // lies in a chunk the fast pass took; `a_mistrust`: mistrust_reason of A, asked only when the
+  // elements agree.
+  TensorDiff finish(const std::function<Partial(int64_t lo, int64_t hi)>& scalar_again, const std::function<std::string()>& a_mistrust) {
+    TensorDiff r;
+    r.count = shape_.numel();
+    Partial t;
+    for (const Partial& p : parts_) {  // in chunk order: the same result on any thread count
+      t.finite += p.finite, t.bad += p.bad, t.sum_abs += p.sum_abs, t.sum_sq += p.sum_sq;
+      t.dot += p.dot, t.na += p.na, t.nb += p.nb;
+      t.max_abs = std::max(t.max_abs, p.max_abs), t.max_rel = std::max(t.max_rel, p.max_rel);
+      t.max_ulp = std::max(t.max_ulp, p.max_ulp);
+      t.nonfinite += p.nonfinite;
+      if (t.first_nonfinite < 0 && p.first_nonfinite >= 0) t.first_nonfinite = p.first_nonfinite, t.nonfinite_a = p.nonfinite_a, t.nonfinite_b = p.nonfinite_b;
+      if (p.worst_excess > t.worst_excess) {
+        t.worst_excess = p.worst_excess, t.worst = p.worst, t.worst_allowed = p.worst_allowed, t.worst_a = p.worst_a, t.worst_b = p.worst_b;
+      }
+    }
+    r.max_abs = t.max_abs, r.max_rel = t.max_rel, r.max_ulp = t.max_ulp, r.bad = t.bad;
+    r.mean_abs = t.finite ? t.sum_abs / double(t.finite) : 0;
+    r.rmse = t.finite ? std::sqrt(t.sum_sq / double(t.finite)) : 0;
+    r.cosine = cosine(t.dot, t.na, t.nb);
+    r.nonfinite_mismatches = t.nonfinite;
+    if (t.nonfinite > 0) {
+      // The metrics above cover the finite elements only, where the sides may well agree.
+      r.max_abs = std::numeric_limits<double>::infinity();
+      r.cosine = std::numeric_limits<double>::quiet_NaN();
+    }
+    if (t.worst < 0 && t.finite > 0) {
+      // The worst element lies in a chunk that took the fast pass: find it there.
+      size_t c = 0;
+      for (size_t k = 0; k < parts_.size(); ++k) c = parts_[k].worst_excess > parts_[c].worst_excess ? k : c;
+      const int64_t lo = int64_t(c) * kChunk;
+      const Partial p = scalar_again(lo, std::min(r.count, lo + kChunk));
+      t.worst = p.worst, t.worst_allowed = p.worst_allowed, t.worst_a = p.worst_a, t.worst_b = p.worst_b;
+    }
+    r.worst_index = t.worst;
+    r.worst_allowed = t.worst_allowed;
+    if (t.worst >= 0) r.worst_a = t.worst_a, r.worst_b = t.worst_b;
+    if (r.nonfinite_mismatches > 0) {
+      r.state = State::Failed;
+      r.reason = std::to_string(r.nonfinite_mismatches) + " NaN/Inf positions differ, first at " + index_text(shape_, t.first_nonfinite) +
+                 ": A " + shortest_double(t.nonfinite_a) + ", B " + shortest_double(t.nonfinite_b);
+    } else if (r.bad > 0) {
+      r.state = State::Failed;
+      r.reason = std::to_string(r.bad) + " of " + std::to_string(r.count) + " elements out of tolerance (" + tol_.str() +
+                 "), worst at " + index_text(shape_, r.worst_index) + ": A " + shortest_double(r.worst_a) + ", B " +
+                 shortest_double(r.worst_b);
+    } else {
+      r.reason = a_mistrust();
+      if (!r.reason.empty()) r.state = State::Mistrusted;
+    }
+    return r;
   }
-}
+
+ private:
+  Shape shape_;
+  const Tolerance& tol_;
+  std::vector<Partial> parts_;
+};
 
 TensorDiff compare_floats(const Tensor& a, const Tensor& b, const Tolerance& tol) {
-  TensorDiff r;
-  r.count = a.numel();
-  std::vector<Partial> parts(size_t(chunk_count(r.count, kChunk)));
+  FloatResult result(a.shape(), tol);
+  result.parts().resize(size_t(chunk_count(a.numel(), kChunk)));
+  std::function<Partial(int64_t, int64_t)> scalar_again;
   visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half>) {
       const T *pa = a.data<T>(), *pb = b.data<T>();
-      parallel_for(r.count, kChunk, [&](int64_t lo, int64_t hi) {
-        Partial& p = parts[size_t(lo / kChunk)];
-        if constexpr (std::is_same_v<T, float>) {
-          if (fast_f32_chunk(pa, pb, float(tol.atol), float(tol.rtol), lo, hi, p)) {
-            if (p.bad > 0 && tol.bound) apply_bound(pa, pb, tol, lo, hi, p);
-            return;
-          }
-        }
-        p = float_chunk(pa, pb, tol, lo, hi);
-      });
+      parallel_for(a.numel(), kChunk, [&](int64_t lo, int64_t hi) { result.parts()[size_t(lo / kChunk)] = chunk_partial(pa + lo, pb + lo, tol, lo, hi); });
+      scalar_again = [pa, pb, &tol](int64_t lo, int64_t hi) { return float_chunk(pa + lo, pb + lo, tol, lo, hi); };
     }
   });
-  Partial t;
-  for (const Partial& p : parts) {  // in chunk order: the same result on any thread count
-    t.finite += p.finite, t.bad += p.bad, t.sum_abs += p.sum_abs, t.sum_sq += p.sum_sq;
-    t.dot += p.dot, t.na += p.na, t.nb += p.nb;
-    t.max_abs = std::max(t.max_abs, p.max_abs), t.max_rel = std::max(t.max_rel, p.max_rel);
-    t.max_ulp = std::max(t.max_ulp, p.max_ulp);
-    t.nonfinite += p.nonfinite;
-    if (t.first_nonfinite < 0) t.first_nonfinite = p.first_nonfinite;
-    if (p.worst_excess > t.worst_excess) t.worst_excess = p.worst_excess, t.worst = p.worst, t.worst_allowed = p.worst_allowed;
-  }
-  r.max_abs = t.max_abs, r.max_rel = t.max_rel, r.max_ulp = t.max_ulp, r.bad = t.bad;
-  r.mean_abs = t.finite ? t.sum_abs / double(t.finite) : 0;
-  r.rmse = t.finite ? std::sqrt(t.sum_sq / double(t.finite)) : 0;
-  r.cosine = cosine(t.dot, t.na, t.nb);
-  r.nonfinite_mismatches = t.nonfinite;
-  if (t.nonfinite > 0) {
-    // The metrics above cover the finite elements only, where the sides may well agree.
-    r.max_abs = std::numeric_limits<double>::infinity();
-    r.cosine = std::numeric_limits<double>::quiet_NaN();
-  }
-  if (t.worst < 0 && t.finite > 0) {
-    // The worst element lies in a chunk that took the fast path: find it there.
-    size_t c = 0;
-    for (size_t k = 0; k < parts.size(); ++k) c = parts[k].worst_excess > parts[c].worst_excess ? k : c;
-    const int64_t lo = int64_t(c) * kChunk, hi = std::min(r.count, lo + kChunk);
-    visit_dtype(a.dtype(), [&](auto tag) {
+  return result.finish(scalar_again, [&a] { return mistrust_reason(a); });
+}
+
+}  // namespace
+
+struct TensorCompareStream::State {
+  State(DType d, const Shape& s, Tolerance t) : dtype(d), shape(s), tol(std::move(t)), result(s, tol) {}
+  DType dtype;
+  Shape shape;
+  Tolerance tol;
+  FloatResult result;
+  int64_t next = 0;            // elements fed so far
+  bool a_nonzero = false;      // A holds an element that is not ±0 (mistrust_reason's test)
+};
+
+TensorCompareStream::TensorCompareStream(DType dtype, const Shape& shape, Tolerance tol)
+    : s_(std::make_unique<State>(dtype, shape, std::move(tol))) {
+  if (!is_floating(dtype)) throw Error("a streamed comparison takes floats, not " + std::string(dtype_name(dtype)));
+}
+
+TensorCompareStream::~TensorCompareStream() = default;
+
+int64_t TensorCompareStream::piece_elements() { return 4 * kChunk; }
+
+void TensorCompareStream::feed(const std::byte* a, const std::byte* b, int64_t count) {
+  State& s = *s_;
+  visit_dtype(s.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half>) {
+      const T *pa = reinterpret_cast<const T*>(a), *pb = reinterpret_cast<const T*>(b);
+      for (int64_t off = 0; off < count; off += kChunk) {
+        const int64_t n = std::min(kChunk, count - off);
+        s.result.add(chunk_partial(pa + off, pb + off, s.tol, s.next + off, s.next + off + n));
+      }
+      if (!s.a_nonzero) {
+        using U = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+        s.a_nonzero = any_bits<U>(a, 0, count, U(~U(0) >> 1));  // without the sign bit: -0.0 is zero
+      }
+    }
+  });
+  s.next += count;
+}
+
+TensorDiff TensorCompareStream::finish(const std::function<void(int64_t lo, int64_t hi, std::byte* a, std::byte* b)>& read_again) {
+  State& s = *s_;
+  std::function<Partial(int64_t, int64_t)> scalar_again = [&](int64_t lo, int64_t hi) {
+    const size_t bytes = size_t(hi - lo) * dtype_size(s.dtype);
+    std::vector<std::byte> a(bytes), b(bytes);
+    read_again(lo, hi, a.data(), b.data());
+    Partial p;
+    visit_dtype(s.dtype, [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (std::is_same_v<T, float>) {
-        const Partial p = float_chunk(a.data<T>(), b.data<T>(), tol, lo, hi);
-        t.worst = p.worst, t.worst_allowed = p.worst_allowed;
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half>) {
+        p = float_chunk(reinterpret_cast<const T*>(a.data()), reinterpret_cast<const T*>(b.data()), s.tol, lo, hi);
       }
     });
-  }
-  r.worst_index = t.worst;
-  r.worst_allowed = t.worst_allowed;
-  if (t.worst >= 0) r.worst_a = element_as_double(a, t.worst), r.worst_b = element_as_double(b, t.worst);
-  judge_floats(a, b, tol, t.first_nonfinite, r);
+    return p;
+  };
+  TensorDiff r = s.result.finish(scalar_again, [&] { return s.next == 0 ? "no elements" : s.a_nonzero ? "" : "A is all zeros"; });
+  if (r.worst_index >= 0) r.worst_nd = unravel(s.shape, r.worst_index);
   return r;
 }
+
+namespace {
 
 TensorDiff compare_exact(const Tensor& a, const Tensor& b) {
   TensorDiff r;

@@ -8,6 +8,7 @@
 // MISTRUSTED: it proves little about the kernel.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,29 @@ struct TensorDiff {
 };
 
 TensorDiff compare_tensors(const Tensor& a, const Tensor& b, const Tolerance& tol);
+
+// compare_tensors for two tensors that arrive in pieces, in order (two files read through small
+// buffers): the same figures to the bit, without holding either tensor. Floats only (float16,
+// float32, float64), both sides of one dtype and shape.
+class TensorCompareStream {
+ public:
+  TensorCompareStream(DType dtype, const Shape& shape, Tolerance tol);
+  ~TensorCompareStream();
+  TensorCompareStream(const TensorCompareStream&) = delete;
+  TensorCompareStream& operator=(const TensorCompareStream&) = delete;
+  // Every piece but the last holds this many elements.
+  static int64_t piece_elements();
+  // The next `count` elements of each side, as bytes.
+  void feed(const std::byte* a, const std::byte* b, int64_t count);
+  // Once every element was fed: the diff. `read_again(lo, hi, a, b)` fills a and b with elements
+  // [lo, hi) of each side once more (the chunk holding the worst element, when the vectorised
+  // pass did not pin it).
+  TensorDiff finish(const std::function<void(int64_t lo, int64_t hi, std::byte* a, std::byte* b)>& read_again);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // Why a tensor of expected values proves little when matched: "no elements", "A is all zeros"
 // (floats: every element == 0, so -0.0 counts), "A is all false" (bool); "" when it is not

@@ -1,5 +1,6 @@
 #include "compare/tolerance.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/stats.h"
@@ -52,35 +53,50 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
 
 namespace {
 
+// The positions (indices over the dims other than the channel) the precision test samples in
+// every channel of a dot-product output, and the flat index of (position, channel).
+struct DotSamples {
+  int64_t OC = 0, OHW = 1;
+  std::vector<int64_t> positions;
+  int64_t element(int64_t q, int64_t oc) const { return ((q / OHW) * OC + oc) * OHW + q % OHW; }
+};
+
+DotSamples dot_samples(const Shape& shape, size_t channel_dim) {
+  // Every output channel gets its share of samples, spread over the rest of the output.
+  DotSamples s;
+  int64_t N = 1;
+  for (size_t k = 0; k < shape.rank(); ++k) {
+    if (k < channel_dim) N *= shape[k];
+    if (k > channel_dim) s.OHW *= shape[k];
+  }
+  s.OC = shape[channel_dim];
+  const int64_t per_channel = std::max(kSamplesPerChannel, (kSamples + s.OC - 1) / s.OC);
+  s.positions = sample_indices(N * s.OHW, per_channel);  // the same in every channel
+  return s;
+}
+
 // The sampled dot-product elements of `actual` with their scales; `expected` null: the exact
 // value (float64) of each element's dot product on these inputs is the expected one.
-PrecisionStats dot_product_stats(const DotProducts& d, const Tensor* expected, const Tensor& actual, const PrecisionProfile& profile) {
-  // Every output channel gets its share of samples, spread over the rest of the output.
-  int64_t N = 1, OHW = 1;
-  for (size_t k = 0; k < d.shape.rank(); ++k) {
-    if (k < d.channel_dim) N *= d.shape[k];
-    if (k > d.channel_dim) OHW *= d.shape[k];
-  }
-  const int64_t OC = d.shape[d.channel_dim];
-  const int64_t per_channel = std::max(kSamplesPerChannel, (kSamples + OC - 1) / OC);
-  const std::vector<int64_t> positions = sample_indices(N * OHW, per_channel);  // the same in every channel
-  const auto element = [&](int64_t q, int64_t oc) { return ((q / OHW) * OC + oc) * OHW + q % OHW; };
+PrecisionStats dot_product_stats(const DotProducts& d, const ElementValues* expected, const ElementValues& actual,
+                                 const PrecisionProfile& profile) {
+  const DotSamples ds = dot_samples(d.shape, d.channel_dim);
+  const int64_t OC = ds.OC;
   // scales[p * OC + oc]: position p's channel oc.
-  std::vector<DotScales> scales(positions.size() * size_t(OC));
-  for (size_t k = 0; k < positions.size(); ++k) {
+  std::vector<DotScales> scales(ds.positions.size() * size_t(OC));
+  for (size_t k = 0; k < ds.positions.size(); ++k) {
     if (d.across_channels) {
-      d.across_channels(positions[k], &scales[k * size_t(OC)]);
+      d.across_channels(ds.positions[k], &scales[k * size_t(OC)]);
       continue;
     }
-    for (int64_t oc = 0; oc < OC; ++oc) scales[k * size_t(OC) + size_t(oc)] = d.scales(element(positions[k], oc));
+    for (int64_t oc = 0; oc < OC; ++oc) scales[k * size_t(OC) + size_t(oc)] = d.scales(ds.element(ds.positions[k], oc));
   }
   std::vector<ReductionSample> samples;
   for (int64_t oc = 0; oc < OC; ++oc) {
-    for (size_t k = 0; k < positions.size(); ++k) {
-      const int64_t i = element(positions[k], oc);
+    for (size_t k = 0; k < ds.positions.size(); ++k) {
+      const int64_t i = ds.element(ds.positions[k], oc);
       const DotScales& s = scales[k * size_t(OC) + size_t(oc)];
-      const double want = expected ? element_as_double(*expected, i) : s.exact;
-      samples.push_back({want, element_as_double(actual, i), s.abs_sum, std::sqrt(s.sum_sq), oc});
+      const double want = expected ? (*expected)(i) : s.exact;
+      samples.push_back({want, actual(i), s.abs_sum, std::sqrt(s.sum_sq), oc});
     }
   }
   return reduction_stats(samples, d.terms, profile);
@@ -91,18 +107,42 @@ PrecisionStats dot_product_stats(const DotProducts& d, const Tensor* expected, c
 PrecisionStats precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Tensor& expected,
                                const Tensor& actual, const PrecisionProfile& profile) {
   if (!is_floating(expected.dtype()) || expected.dtype() != actual.dtype() || expected.shape() != actual.shape()) return {};
+  return precision_stats(call, index, inputs, expected.shape(), values_of(expected), values_of(actual), profile);
+}
+
+PrecisionStats precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Shape& shape,
+                               const ElementValues& expected, const ElementValues& actual, const PrecisionProfile& profile) {
   const OpTraits& op = call.traits();
-  if (!op.dot_products || index != 0 || inputs.empty()) return result_stats(expected, actual);
+  if (!op.dot_products || index != 0 || inputs.empty()) return result_stats(shape.numel(), expected, actual);
   return dot_product_stats(op.dot_products(call, inputs), &expected, actual, profile);
 }
 
 PrecisionStats own_precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Tensor& output,
                                    const PrecisionProfile& profile) {
+  if (output.dtype() != DType::Float32) return {};
+  return own_precision_stats(call, index, inputs, output.shape(), values_of(output), profile);
+}
+
+PrecisionStats own_precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Shape& shape,
+                                   const ElementValues& output, const PrecisionProfile& profile) {
   const OpTraits& op = call.traits();
-  if (!op.dot_products || index != 0 || inputs.empty() || output.dtype() != DType::Float32) return {};
+  if (!op.dot_products || index != 0 || inputs.empty()) return {};
   const DotProducts d = op.dot_products(call, inputs);  // checks the inputs against the call
-  if (output.shape() != d.shape) return {};
+  if (shape != d.shape) return {};
   return dot_product_stats(d, nullptr, output, profile);
+}
+
+std::vector<int64_t> precision_sample_elements(const Shape& shape, const DotProducts* d) {
+  std::vector<int64_t> out = sample_indices(shape.numel());
+  if (d && d->shape == shape) {
+    const DotSamples ds = dot_samples(shape, d->channel_dim);
+    for (int64_t oc = 0; oc < ds.OC; ++oc) {
+      for (const int64_t q : ds.positions) out.push_back(ds.element(q, oc));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace parity

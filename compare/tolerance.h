@@ -20,6 +20,7 @@
 #include "compare/precision.h"
 #include "compare/tensor_compare.h"
 #include "kernels/call.h"
+#include "kernels/op_traits.h"
 
 namespace parity {
 
@@ -46,5 +47,15 @@ PrecisionStats precision_stats(const Call& call, size_t index, const std::vector
 // Empty stats for other ops, or when the inputs are not at hand.
 PrecisionStats own_precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Tensor& output,
                                    const PrecisionProfile& profile);
+
+// The same two from element values (a float output of `shape`), for a caller that keeps only the
+// elements precision_sample_elements names.
+PrecisionStats precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Shape& shape,
+                               const ElementValues& expected, const ElementValues& actual, const PrecisionProfile& profile);
+PrecisionStats own_precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Shape& shape,
+                                   const ElementValues& output, const PrecisionProfile& profile);
+// The elements of an output of `shape` that the functions above read, sorted, no repeats: the
+// dot products' samples where `d` (the call's, on its inputs) is given, and result_stats'.
+std::vector<int64_t> precision_sample_elements(const Shape& shape, const DotProducts* d);
 
 }  // namespace parity

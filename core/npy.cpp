@@ -419,6 +419,33 @@ Tensor read_npy_whole(const std::string& path, const std::function<void(const st
   }
 }
 
+NpyFile::NpyFile(const std::string& path) : path_(path) {
+  try {
+    NpyReader r(path);
+    const Header h = r.header();
+    header_ = {h.dtype, h.shape, h.data_offset};
+  } catch (Error& e) {
+    e.file(path);
+    throw;
+  }
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw Error("cannot open: " + errno_text(errno)).file(path);
+}
+
+NpyFile::~NpyFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void NpyFile::read_data(size_t offset, size_t n, std::byte* into) const {
+  for (size_t got = 0; got < n;) {
+    const ssize_t r = ::pread(fd_, into + got, n - got, off_t(header_.data_offset + offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw Error("cannot read: " + errno_text(errno)).file(path_);
+    if (r == 0) throw Error("file shrank while it was read").file(path_);
+    got += size_t(r);
+  }
+}
+
 std::string encode_npy(const Tensor& tensor) {
   std::string out = header_text(tensor);
   out.append(reinterpret_cast<const char*>(tensor.bytes()), tensor.nbytes());

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <iomanip>
 #include <limits>
 #include <vector>
 
 #include "compare/tolerance.h"
+#include "core/half.h"
+#include "core/stats.h"
 
 namespace parity {
 namespace {
@@ -227,6 +230,60 @@ TEST(TensorCompare, PerElementBoundOverManyChunksMatchesAPlainLoop) {
   EXPECT_EQ(r.worst_index, worst);
   EXPECT_EQ(r.worst_allowed, worst_allowed);
   EXPECT_EQ(r.state, State::Failed);
+}
+
+// The streamed comparison (pieces in order, as two files are read) gives compare_tensors'
+// figures to the bit: over several pieces, with a per-element bound, NaN/Inf mismatches, all
+// zeros, and each float dtype.
+TEST(TensorCompare, StreamedMatchesInMemory) {
+  const int64_t piece = TensorCompareStream::piece_elements(), n = 2 * piece + 12345;
+  const auto same = [](const TensorDiff& x, const TensorDiff& y) {
+    EXPECT_EQ(x.state, y.state);
+    EXPECT_EQ(x.reason, y.reason);
+    EXPECT_EQ(x.count, y.count);
+    for (const auto& [u, v] : {std::pair{x.max_abs, y.max_abs}, {x.mean_abs, y.mean_abs}, {x.max_rel, y.max_rel}, {x.rmse, y.rmse},
+                               {x.worst_a, y.worst_a}, {x.worst_b, y.worst_b}, {x.worst_allowed, y.worst_allowed}}) {
+      EXPECT_EQ(std::memcmp(&u, &v, sizeof u), 0) << u << " " << v;
+    }
+    EXPECT_TRUE(x.cosine == y.cosine || (std::isnan(x.cosine) && std::isnan(y.cosine)));
+    EXPECT_EQ(x.max_ulp, y.max_ulp);
+    EXPECT_EQ(x.nonfinite_mismatches, y.nonfinite_mismatches);
+    EXPECT_EQ(x.bad, y.bad);
+    EXPECT_EQ(x.worst_index, y.worst_index);
+    EXPECT_EQ(x.worst_nd, y.worst_nd);
+  };
+  for (const DType dtype : {DType::Float32, DType::Float16, DType::Float64}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " variant " + std::to_string(variant));
+      Tensor a64(DType::Float64, Shape{n}), b64(DType::Float64, Shape{n});
+      double *x = a64.mutable_data<double>(), *y = b64.mutable_data<double>();
+      for (int64_t i = 0; i < n; ++i) {
+        x[i] = variant == 3 ? 0.0 : std::sin(0.001 * double(i)) * 4;
+        y[i] = x[i] * (1 + 1e-6 * double(i % 5)) + (i % 4001 == 0 ? 3e-5 : 0.0);
+      }
+      if (variant == 2) x[piece + 7] = NAN, y[2 * piece + 9] = INFINITY;
+      const auto as = [dtype](const Tensor& t) {
+        if (dtype != DType::Float16) return float_values_as(t, dtype);
+        Tensor h(DType::Float16, t.shape());
+        for (int64_t i = 0; i < t.numel(); ++i) h.mutable_data<Half>()[i] = float_to_half(float(t.data<double>()[i]));
+        return h;
+      };
+      const Tensor a = as(a64), b = as(b64);
+      Tolerance tol = default_tolerance(dtype);
+      if (variant == 1) tol.bound = [](int64_t i) { return i % 2 ? 1e-4 : 0.0; };
+      const TensorDiff whole = compare_tensors(a, b, tol);
+      TensorCompareStream stream(dtype, a.shape(), tol);
+      const size_t item = dtype_size(dtype);
+      for (int64_t lo = 0; lo < n; lo += piece) {
+        stream.feed(a.bytes() + size_t(lo) * item, b.bytes() + size_t(lo) * item, std::min(piece, n - lo));
+      }
+      const TensorDiff streamed = stream.finish([&](int64_t lo, int64_t hi, std::byte* pa, std::byte* pb) {
+        std::memcpy(pa, a.bytes() + size_t(lo) * item, size_t(hi - lo) * item);
+        std::memcpy(pb, b.bytes() + size_t(lo) * item, size_t(hi - lo) * item);
+      });
+      same(streamed, whole);
+    }
+  }
 }
 
 TEST(TensorCompare, StructureIntegersAndDegenerateResults) {
