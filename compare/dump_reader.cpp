@@ -48,7 +48,8 @@ bool Dump::legacy_hash(const DumpTensorInfo& t) { return !t.hash.empty() && t.ha
 Tensor Dump::load(const DumpTensorInfo& t) const {
   const std::string path = dir + "/" + t.file;
   if (!huge_pages_on_request() || legacy_hash(t)) return view(t);
-  if (known_hash(path)) {
+  if (const std::string* h = known_hash(path)) {
+    check_recorded(path, t, *h);  // this entry's record too: two entries may list one file
     Tensor x = read_npy_whole(path);
     check_as_listed(path, x.dtype(), x.shape(), t);
     return x;
@@ -96,10 +97,17 @@ const std::string& Dump::remember(const std::string& path, std::string hash) con
   return verified_->hashes.emplace(path, std::move(hash)).first->second;
 }
 
-// Each file is hashed and checked once: an input reusing an earlier output's file is not hashed
-// again. Two threads meeting the same new file may both hash it, which costs time only.
+// Each file is hashed once (an input reusing an earlier output's file is not hashed again), and
+// every entry's record is checked against that hash. Two threads meeting the same new file may
+// both hash it, which costs time only.
 std::string Dump::verified_hash(const std::string& path, const DumpTensorInfo& t) const {
-  if (const std::string* h = known_hash(path)) return *h;
+  const std::string* known = known_hash(path);
+  if (known && !legacy_hash(t)) {
+    // Hashed before, maybe for another entry listing the same file (an output that is also a
+    // later layer's input): this entry's record is checked against it as well.
+    check_recorded(path, t, *known);
+    return *known;
+  }
   if (legacy_hash(t)) {
     const Tensor x = read_npy(path);  // an older algorithm: checked on the whole tensor
     check_as_listed(path, x.dtype(), x.shape(), t);
