@@ -82,14 +82,14 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
       }
     }
   }
-  // Inputs read whole even where the element-wise pass reads only some elements (conv2d's bound
-  // and statistical test): their windows span so many pages that faulting a mapping in costs
-  // more than the read.
-  const auto inputs = [](const Dump& d, const DumpLayer& l, LayerSide& side) {
+  // Inputs: the element-wise pass reads some of their elements (conv2d's bound and statistical
+  // test), through a mapping with every page mapped at once (no copy, no fresh memory, no fault
+  // per page); a local check runs the judge over all of them, read whole.
+  const auto inputs = [stream](const Dump& d, const DumpLayer& l, LayerSide& side) {
     if (l.inputs.empty()) return;
-    side.inputs = [&d, &l] {
+    side.inputs = [&d, &l, stream] {
       std::vector<Tensor> in;
-      for (const DumpTensorInfo& t : l.inputs) in.push_back(d.load(t));
+      for (const DumpTensorInfo& t : l.inputs) in.push_back(stream ? d.view(t, true) : d.load(t));
       return in;
     };
   };

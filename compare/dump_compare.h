@@ -82,8 +82,8 @@ CompareResult compare_dumps(const Dump& a, const Dump& b, const CompareOptions& 
 LayerSide layer_side(const Dump& d, const DumpLayer& l);
 // The two sides of a paired layer, read as a comparison reads them: outputs whose bytes differ
 // streamed by the judge (`stream`: the element-wise pass; floats of one dtype and shape) or read
-// whole, the same bytes only mapped (the mistrust scan reads few of them); inputs read whole on
-// demand.
+// whole, the same bytes only mapped (the mistrust scan reads few of them); inputs on demand,
+// mapped in the element-wise pass, read whole for a local check.
 std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, const Dump& b, const DumpLayer& lb, bool stream);
 
 }  // namespace parity

@@ -63,10 +63,12 @@ Tensor Dump::load(const DumpTensorInfo& t) const {
   return x;
 }
 
-Tensor Dump::view(const DumpTensorInfo& t) const {
+Tensor Dump::view(const DumpTensorInfo& t, bool populate) const {
   const std::string path = dir + "/" + t.file;
   verified_hash(path, t);
-  Tensor x = read_npy(path);
+  NpyReadOptions options;
+  options.populate = populate;
+  Tensor x = read_npy(path, options);
   check_as_listed(path, x.dtype(), x.shape(), t);
   return x;
 }

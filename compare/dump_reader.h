@@ -47,7 +47,8 @@ struct Dump {
   Tensor load(const DumpTensorInfo& t) const;
   // The same tensor as a read-only mapping, its bytes hashed and checked first: for a caller that
   // reads few of its elements, or none.
-  Tensor view(const DumpTensorInfo& t) const;
+  // `populate`: every page mapped at once, for a caller that reads all over it.
+  Tensor view(const DumpTensorInfo& t, bool populate = false) const;
   // The tensor mapped, dtype and shape checked, its bytes neither read nor checked: for a caller
   // that streams them from the file itself and hands their hash to check_hash.
   Tensor unchecked_view(const DumpTensorInfo& t) const;

@@ -11,7 +11,7 @@
 
 namespace parity {
 
-std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, bool populate) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error("cannot open: " + errno_text(errno)).file(path);
   struct stat st {};
@@ -27,7 +27,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
   const size_t size = static_cast<size_t>(st.st_size);
   const std::byte* data = nullptr;
   if (size > 0) {  // mmap refuses a zero length; an empty file is simply an empty mapping
-    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
     if (p == MAP_FAILED) {
       const int err = errno;
       ::close(fd);

@@ -10,7 +10,9 @@ namespace parity {
 class MappedFile {
  public:
   // Throws parity::Error naming the path when the file cannot be opened or mapped.
-  static std::shared_ptr<const MappedFile> open(const std::string& path);
+  // `populate`: map every page at once (MAP_POPULATE) instead of faulting them in one by one,
+  // for a caller that will read all over the file.
+  static std::shared_ptr<const MappedFile> open(const std::string& path, bool populate = false);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -307,7 +307,7 @@ Tensor parse_npy(const std::byte* bytes, size_t size, const std::string& name) {
 }
 
 Tensor read_npy(const std::string& path, const NpyReadOptions& options, NpyInfo* info) {
-  auto file = MappedFile::open(path);
+  auto file = MappedFile::open(path, options.populate);
   try {
     const Header h = parse_header(file->data(), file->size());
     const std::byte* data = file->data() + h.data_offset;

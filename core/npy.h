@@ -22,6 +22,7 @@ struct NpyInfo {
 
 struct NpyReadOptions {
   size_t map_threshold = size_t(1) << 20;  // below this, copying is cheaper than mapping
+  bool populate = false;                    // map every page at once (MappedFile::open)
 };
 
 Tensor read_npy(const std::string& path, const NpyReadOptions& options = {}, NpyInfo* info = nullptr);
