@@ -64,18 +64,18 @@ Tensor Dump::load(const DumpTensorInfo& t) const {
 }
 
 Tensor Dump::view(const DumpTensorInfo& t, bool populate) const {
-  const std::string path = dir + "/" + t.file;
-  verified_hash(path, t);
+  verified_hash(dir + "/" + t.file, t);
   NpyReadOptions options;
   options.populate = populate;
-  Tensor x = read_npy(path, options);
-  check_as_listed(path, x.dtype(), x.shape(), t);
-  return x;
+  return mapped(t, options);
 }
 
-Tensor Dump::unchecked_view(const DumpTensorInfo& t) const {
+// Mapped at any size: its bytes are streamed by the caller, not read through the mapping.
+Tensor Dump::unchecked_view(const DumpTensorInfo& t) const { return mapped(t, NpyReadOptions{0}); }
+
+Tensor Dump::mapped(const DumpTensorInfo& t, const NpyReadOptions& options) const {
   const std::string path = dir + "/" + t.file;
-  Tensor x = read_npy(path);
+  Tensor x = read_npy(path, options);
   check_as_listed(path, x.dtype(), x.shape(), t);
   return x;
 }

@@ -66,6 +66,7 @@ struct Dump {
   // content_hash of the file's bytes, checked against the hash the manifest records.
   std::string verified_hash(const std::string& path, const DumpTensorInfo& t) const;
   const std::string* known_hash(const std::string& path) const;  // null when not hashed yet
+  Tensor mapped(const DumpTensorInfo& t, const NpyReadOptions& options) const;  // dtype, shape checked
   const std::string& remember(const std::string& path, std::string hash) const;
 
   // File path -> hash of its bytes, shared by copies of the Dump and by threads loading at once.

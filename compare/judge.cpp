@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -11,7 +10,6 @@
 
 #include "compare/tolerance.h"
 #include "core/error.h"
-#include "core/half.h"
 #include "core/hash.h"
 #include "core/stats.h"
 #include "core/stopwatch.h"
@@ -345,8 +343,8 @@ class LayerJudge {
       hash_a.update(buf_a.data(), bytes), hash_b.update(buf_b.data(), bytes);
       compare.feed(buf_a.data(), buf_b.data(), count);
       for (; next < keep->size() && (*keep)[next] < lo + count; ++next) {
-        (*kept_a)[next] = float_at(buf_a.data(), size_t((*keep)[next] - lo), x.dtype());
-        (*kept_b)[next] = float_at(buf_b.data(), size_t((*keep)[next] - lo), x.dtype());
+        (*kept_a)[next] = element_as_double(x.dtype(), buf_a.data(), (*keep)[next] - lo);
+        (*kept_b)[next] = element_as_double(x.dtype(), buf_b.data(), (*keep)[next] - lo);
       }
     }
     const std::string ha = hash_a.digest(), hb = hash_b.digest();
@@ -364,27 +362,6 @@ class LayerJudge {
       sa.read(size_t(lo) * item, size_t(hi - lo) * item, pa);
       sb.read(size_t(lo) * item, size_t(hi - lo) * item, pb);
     });
-  }
-
-  static double float_at(const std::byte* p, size_t i, DType dtype) {
-    switch (dtype) {
-      case DType::Float16: {
-        Half h;
-        std::memcpy(&h, p + i * sizeof h, sizeof h);
-        return half_to_float(h);
-      }
-      case DType::Float32: {
-        float f;
-        std::memcpy(&f, p + i * sizeof f, sizeof f);
-        return f;
-      }
-      case DType::Float64: {
-        double d;
-        std::memcpy(&d, p + i * sizeof d, sizeof d);
-        return d;
-      }
-      default: throw Error("not a float dtype: " + std::string(dtype_name(dtype)));
-    }
   }
 
   // conv2d: each side's own precision on its own inputs (sampled, no judge run); the worse side's

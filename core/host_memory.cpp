@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <fstream>
-#include <string>
 #include <mutex>
 #include <new>
+#include <string>
 #include <vector>
 
 namespace parity {
@@ -70,9 +70,10 @@ Keeper& keeper() {
 }
 
 std::shared_ptr<std::byte> huge_buffer(size_t nbytes) {
-  Kept b = keeper().take((nbytes + kHugeBuffer - 1) / kHugeBuffer * kHugeBuffer);
+  const size_t capacity = (nbytes + kHugeBuffer - 1) / kHugeBuffer * kHugeBuffer;
+  Kept b = keeper().take(capacity);
   if (!b.data) {
-    b.capacity = (nbytes + kHugeBuffer - 1) / kHugeBuffer * kHugeBuffer;
+    b.capacity = capacity;
     b.data = static_cast<std::byte*>(::operator new(b.capacity, kHugeAlignment));
     // Advice only: where transparent huge pages are off, the buffer works with 4 KiB pages.
     (void)::madvise(b.data, b.capacity, MADV_HUGEPAGE);

@@ -359,12 +359,7 @@ class NpyReader {
     }
   }
 
- private:
-  static constexpr size_t kPiece = size_t(1) << 20;
-  static std::vector<std::byte>& buffer() {
-    thread_local std::vector<std::byte> b(kPiece);  // holds a header too (at most kMaxNpyHeader)
-    return b;
-  }
+  // `size` bytes from `offset` into `p` (the per-thread buffer when not given).
   const std::byte* read_at(size_t offset, size_t size, std::byte* p = buffer().data()) {
     for (size_t got = 0; got < size;) {
       const ssize_t n = ::pread(fd_, p + got, size - got, off_t(offset + got));
@@ -374,6 +369,13 @@ class NpyReader {
       got += size_t(n);
     }
     return p;
+  }
+
+ private:
+  static constexpr size_t kPiece = size_t(1) << 20;
+  static std::vector<std::byte>& buffer() {
+    thread_local std::vector<std::byte> b(kPiece);  // holds a header too (at most kMaxNpyHeader)
+    return b;
   }
 
   std::string path_;
@@ -419,32 +421,24 @@ Tensor read_npy_whole(const std::string& path, const std::function<void(const st
   }
 }
 
-NpyFile::NpyFile(const std::string& path) : path_(path) {
+class NpyFile::Reader : public NpyReader {
+  using NpyReader::NpyReader;
+};
+
+NpyFile::NpyFile(const std::string& path) {
   try {
-    NpyReader r(path);
-    const Header h = r.header();
+    reader_ = std::make_unique<Reader>(path);
+    const Header h = reader_->header();
     header_ = {h.dtype, h.shape, h.data_offset};
   } catch (Error& e) {
     e.file(path);
     throw;
   }
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw Error("cannot open: " + errno_text(errno)).file(path);
 }
 
-NpyFile::~NpyFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
+NpyFile::~NpyFile() = default;
 
-void NpyFile::read_data(size_t offset, size_t n, std::byte* into) const {
-  for (size_t got = 0; got < n;) {
-    const ssize_t r = ::pread(fd_, into + got, n - got, off_t(header_.data_offset + offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw Error("cannot read: " + errno_text(errno)).file(path_);
-    if (r == 0) throw Error("file shrank while it was read").file(path_);
-    got += size_t(r);
-  }
-}
+void NpyFile::read_data(size_t offset, size_t n, std::byte* into) const { reader_->read_at(header_.data_offset + offset, n, into); }
 
 std::string encode_npy(const Tensor& tensor) {
   std::string out = header_text(tensor);

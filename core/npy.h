@@ -8,6 +8,7 @@
 // kMaxNpyWriteRank dimensions, so that every file parity writes loads in numpy.
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "core/tensor.h"
@@ -62,8 +63,8 @@ class NpyFile {
   void read_data(size_t offset, size_t n, std::byte* into) const;
 
  private:
-  std::string path_;
-  int fd_ = -1;
+  class Reader;
+  std::unique_ptr<Reader> reader_;
   NpyHeaderInfo header_;
 };
 

@@ -1,6 +1,7 @@
 #include "core/stats.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -120,8 +121,14 @@ TensorStats compute_stats(const Tensor& t) {
   return s;
 }
 
-double element_as_double(const Tensor& t, int64_t i) {
-  return visit_dtype(t.dtype(), [&](auto tag) { return to_double(t.data<decltype(tag)>()[i]); });
+double element_as_double(const Tensor& t, int64_t i) { return element_as_double(t.dtype(), t.bytes(), i); }
+
+double element_as_double(DType dtype, const std::byte* base, int64_t i) {
+  return visit_dtype(dtype, [&](auto tag) {
+    decltype(tag) v;
+    std::memcpy(&v, base + size_t(i) * sizeof v, sizeof v);
+    return to_double(v);
+  });
 }
 
 Tensor float_values_as(const Tensor& t, DType to) {

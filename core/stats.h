@@ -22,6 +22,8 @@ TensorStats compute_stats(const Tensor& t);
 
 // Element i as a double (exact for every dtype but int64 beyond 2^53).
 double element_as_double(const Tensor& t, int64_t i);
+// The same for element i of `dtype` values stored from `base` (a buffer a file was read into).
+double element_as_double(DType dtype, const std::byte* base, int64_t i);
 
 // A floating tensor's values as float32 or float64 (`to`): exact when widening, one rounding
 // from float64 to float32. `t` itself when it already is `to`. Throws for other dtypes.
