@@ -17,12 +17,12 @@ if(NOT PARITY_FUZZ)
   message(STATUS "LibTorch ${Torch_VERSION} at ${TORCH_INSTALL_PREFIX}")
 endif()
 
-# OpenBLAS (pthread flavour) for the float64 dgemm of the conv2d reference. Debian's config file
-# sets variables only; wrap them in a target.
+# OpenBLAS (pthread flavour) for the float64 dgemm of the conv2d reference. It is not linked but
+# loaded by that reference when first called (kernels/conv2d/conv2d_ref.cpp says why), so the
+# target gives its headers and the path of the library file only. Debian's config file sets
+# variables only.
 find_package(OpenBLAS REQUIRED)
-if(NOT TARGET OpenBLAS::OpenBLAS)
-  add_library(OpenBLAS::OpenBLAS UNKNOWN IMPORTED)
-  set_target_properties(OpenBLAS::OpenBLAS PROPERTIES
-    IMPORTED_LOCATION "${OpenBLAS_LIBRARIES}"
-    INTERFACE_INCLUDE_DIRECTORIES "${OpenBLAS_INCLUDE_DIRS}")
-endif()
+get_filename_component(PARITY_OPENBLAS_LIBRARY "${OpenBLAS_LIBRARIES}" REALPATH)
+add_library(parity_openblas INTERFACE)
+target_include_directories(parity_openblas INTERFACE "${OpenBLAS_INCLUDE_DIRS}")
+target_compile_definitions(parity_openblas INTERFACE PARITY_OPENBLAS_LIBRARY="${PARITY_OPENBLAS_LIBRARY}")

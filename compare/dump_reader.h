@@ -52,6 +52,14 @@ struct Dump {
   // The tensor mapped, dtype and shape checked, its bytes neither read nor checked: for a caller
   // that streams them from the file itself and hands their hash to check_hash.
   Tensor unchecked_view(const DumpTensorInfo& t) const;
+  // view(t, populate) with the check of its bytes owed, not made first: check_owed() makes it,
+  // by then usually against the hash of a stream of the same file (an input is an earlier
+  // layer's output), so the file is not read once more for it. For a caller that reads some
+  // elements, or none, and reports nothing computed from them before check_owed() returns.
+  Tensor view_checked_later(const DumpTensorInfo& t, bool populate) const;
+  // Checks every tensor view_checked_later gave (hashing a file not hashed since); throws on
+  // the first that is corrupt.
+  void check_owed() const;
   // The hash of a tensor's bytes as the caller read them: checked against the manifest's record
   // (a mismatch throws: the dump is corrupt) and kept as the file's hash.
   void check_hash(const DumpTensorInfo& t, const std::string& hash) const;
@@ -73,6 +81,7 @@ struct Dump {
   struct VerifiedFiles {
     std::mutex mutex;
     std::map<std::string, std::string> hashes;
+    std::vector<DumpTensorInfo> owed;  // given by view_checked_later, not checked yet
   };
   std::shared_ptr<VerifiedFiles> verified_ = std::make_shared<VerifiedFiles>();
 };

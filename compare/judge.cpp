@@ -358,10 +358,7 @@ class LayerJudge {
       };
     };
     xv = kept(kept_a), yv = kept(kept_b);
-    return compare.finish([&](int64_t lo, int64_t hi, std::byte* pa, std::byte* pb) {
-      sa.read(size_t(lo) * item, size_t(hi - lo) * item, pa);
-      sb.read(size_t(lo) * item, size_t(hi - lo) * item, pb);
-    });
+    return compare.finish();
   }
 
   // conv2d: each side's own precision on its own inputs (sampled, no judge run); the worse side's

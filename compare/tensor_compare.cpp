@@ -131,6 +131,16 @@ struct Partial {
   double worst_a = 0, worst_b = 0, nonfinite_a = 0, nonfinite_b = 0;
 };
 
+// Element i against the tolerance (the per-element bound, when there is one, evaluated only
+// where atol + rtol*|x| is exceeded), kept as the chunk's worst when its excess over what is
+// allowed is the largest so far (the first of equals). Whether it is beyond tolerance.
+inline bool judge_element(const Tolerance& tol, int64_t i, double x, double y, double d, Partial& p) {
+  double allowed = tol.atol + tol.rtol * std::fabs(x);
+  if (d > allowed && tol.bound) allowed += tol.bound(i);
+  if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i, p.worst_allowed = allowed, p.worst_a = x, p.worst_b = y;
+  return d > allowed;
+}
+
 // The scalar pass over elements [lo, hi); a and b point at element lo.
 template <typename T> Partial float_chunk(const T* a, const T* b, const Tolerance& tol, int64_t lo, int64_t hi) {
   Partial p;
@@ -162,10 +172,7 @@ template <typename T> Partial float_chunk(const T* a, const T* b, const Toleranc
     if (x != 0) p.max_rel = std::max(p.max_rel, d / std::fabs(x));
     p.dot += x * y, p.na += x * x, p.nb += y * y;
     p.max_ulp = std::max(p.max_ulp, ulp_distance(ai, bi));
-    double allowed = tol.atol + tol.rtol * std::fabs(x);
-    if (d > allowed && tol.bound) allowed += tol.bound(i);
-    if (d > allowed) ++p.bad;
-    if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i, p.worst_allowed = allowed, p.worst_a = x, p.worst_b = y;
+    p.bad += judge_element(tol, i, x, y, d, p);
   }
   return p;
 }
@@ -226,14 +233,21 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) bool fast_f32_chunk
 void apply_bound(const float* a, const float* b, const Tolerance& tol, int64_t lo, int64_t hi, Partial& p) {
   p.bad = 0, p.worst = -1, p.worst_excess = -std::numeric_limits<double>::infinity();
   for (int64_t i = lo; i < hi; ++i) {
-    const double x = a[i - lo], y = b[i - lo], d = std::fabs(x - y);
-    double allowed = tol.atol + tol.rtol * std::fabs(x);
-    if (d > allowed) {
-      allowed += tol.bound(i);
-      if (d > allowed) ++p.bad;
-    }
-    if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i, p.worst_allowed = allowed, p.worst_a = x, p.worst_b = y;
+    const double x = a[i - lo], y = b[i - lo];
+    p.bad += judge_element(tol, i, x, y, std::fabs(x - y), p);
   }
+}
+
+// The worst element of a chunk the fast pass took (all finite), as float_chunk finds it: its
+// index, values and allowance. The chunk's metrics, and its excess as the fast pass measured it
+// (which orders the chunks), stay as they are. a and b point at element lo.
+void pin_worst(const float* a, const float* b, const Tolerance& tol, int64_t lo, int64_t hi, Partial& p) {
+  Partial w;
+  for (int64_t i = lo; i < hi; ++i) {
+    const double x = a[i - lo], y = b[i - lo];
+    judge_element(tol, i, x, y, std::fabs(x - y), w);
+  }
+  p.worst = w.worst, p.worst_allowed = w.worst_allowed, p.worst_a = w.worst_a, p.worst_b = w.worst_b;
 }
 
 // Elements [lo, hi) of both sides (a and b point at element lo): the fast pass where it applies.
@@ -266,7 +280,7 @@ class FloatResult {
   std::vector<Partial>& parts() { return parts_; }
 
   // `scalar_again(lo, hi)`: the scalar pass over one chunk again, for the worst element when it
-  // lies in a chunk the fast pass took; `a_mistrust`: mistrust_reason of A, asked only when the
+  // lies in a chunk the fast pass took (null where every such chunk had it pinned); `a_mistrust`: mistrust_reason of A, asked only when the
   // elements agree.
   TensorDiff finish(const std::function<Partial(int64_t lo, int64_t hi)>& scalar_again, const std::function<std::string()>& a_mistrust) {
     TensorDiff r;
@@ -294,7 +308,9 @@ class FloatResult {
       r.cosine = std::numeric_limits<double>::quiet_NaN();
     }
     if (t.worst < 0 && t.finite > 0) {
-      // The worst element lies in a chunk that took the fast pass: find it there.
+      // The worst element lies in a chunk that took the fast pass: find it there. (A streamed
+      // comparison found it while the chunk was at hand, and has no scalar_again.)
+      if (!scalar_again) throw Error("internal: the worst element's chunk is no longer at hand");
       size_t c = 0;
       for (size_t k = 0; k < parts_.size(); ++k) c = parts_[k].worst_excess > parts_[c].worst_excess ? k : c;
       const int64_t lo = int64_t(c) * kChunk;
@@ -351,6 +367,9 @@ struct TensorCompareStream::State {
   FloatResult result;
   int64_t next = 0;            // elements fed so far
   bool a_nonzero = false;      // A holds an element that is not ±0 (mistrust_reason's test)
+  // The largest excess of the chunks fed so far: a chunk beyond it may hold the worst element,
+  // so its index is found while the chunk is at hand (finish then never reads a chunk again).
+  double worst_excess = -std::numeric_limits<double>::infinity();
 };
 
 TensorCompareStream::TensorCompareStream(DType dtype, const Shape& shape, Tolerance tol)
@@ -369,8 +388,15 @@ void TensorCompareStream::feed(const std::byte* a, const std::byte* b, int64_t c
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half>) {
       const T *pa = reinterpret_cast<const T*>(a), *pb = reinterpret_cast<const T*>(b);
       for (int64_t off = 0; off < count; off += kChunk) {
-        const int64_t n = std::min(kChunk, count - off);
-        s.result.add(chunk_partial(pa + off, pb + off, s.tol, s.next + off, s.next + off + n));
+        const int64_t lo = s.next + off, hi = lo + std::min(kChunk, count - off);
+        Partial p = chunk_partial(pa + off, pb + off, s.tol, lo, hi);
+        if constexpr (std::is_same_v<T, float>) {
+          // FloatResult::finish takes the first chunk of the largest excess: only a chunk that
+          // raises the largest so far can be it.
+          if (p.worst < 0 && p.finite > 0 && p.worst_excess > s.worst_excess) pin_worst(pa + off, pb + off, s.tol, lo, hi, p);
+        }
+        s.worst_excess = std::max(s.worst_excess, p.worst_excess);
+        s.result.add(p);
       }
       if (!s.a_nonzero) {
         using U = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
@@ -381,22 +407,9 @@ void TensorCompareStream::feed(const std::byte* a, const std::byte* b, int64_t c
   s.next += count;
 }
 
-TensorDiff TensorCompareStream::finish(const std::function<void(int64_t lo, int64_t hi, std::byte* a, std::byte* b)>& read_again) {
+TensorDiff TensorCompareStream::finish() {
   State& s = *s_;
-  std::function<Partial(int64_t, int64_t)> scalar_again = [&](int64_t lo, int64_t hi) {
-    const size_t bytes = size_t(hi - lo) * dtype_size(s.dtype);
-    std::vector<std::byte> a(bytes), b(bytes);
-    read_again(lo, hi, a.data(), b.data());
-    Partial p;
-    visit_dtype(s.dtype, [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half>) {
-        p = float_chunk(reinterpret_cast<const T*>(a.data()), reinterpret_cast<const T*>(b.data()), s.tol, lo, hi);
-      }
-    });
-    return p;
-  };
-  TensorDiff r = s.result.finish(scalar_again, [&] { return s.next == 0 ? "no elements" : s.a_nonzero ? "" : "A is all zeros"; });
+  TensorDiff r = s.result.finish(nullptr, [&] { return s.next == 0 ? "no elements" : s.a_nonzero ? "" : "A is all zeros"; });
   if (r.worst_index >= 0) r.worst_nd = unravel(s.shape, r.worst_index);
   return r;
 }

@@ -68,10 +68,9 @@ class TensorCompareStream {
   static int64_t piece_elements();
   // The next `count` elements of each side, as bytes.
   void feed(const std::byte* a, const std::byte* b, int64_t count);
-  // Once every element was fed: the diff. `read_again(lo, hi, a, b)` fills a and b with elements
-  // [lo, hi) of each side once more (the chunk holding the worst element, when the vectorised
-  // pass did not pin it).
-  TensorDiff finish(const std::function<void(int64_t lo, int64_t hi, std::byte* a, std::byte* b)>& read_again);
+  // Once every element was fed: the diff. Nothing is read again: the worst element is found
+  // while its chunk is fed.
+  TensorDiff finish();
 
  private:
   struct State;

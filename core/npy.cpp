@@ -258,7 +258,7 @@ void check_data(const Header& h, const std::byte* data, size_t available) {
 }
 
 Tensor copy_data(const Header& h, const std::byte* data) {
-  Tensor t(h.dtype, h.shape);
+  Tensor t = Tensor::uninitialized(h.dtype, h.shape);  // every byte is written next
   if (t.nbytes()) std::memcpy(t.mutable_bytes(), data, t.nbytes());
   return t;
 }

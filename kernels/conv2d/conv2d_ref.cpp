@@ -5,20 +5,47 @@
 // Work is split into tiles of output columns (pixels) of one image and group. Each tile is
 // im2col'ed into a per-thread buffer and multiplied by a single-threaded dgemm, and tiles run
 // on parity's thread pool. The tiling depends only on the shape, so results are the same for
-// every thread count; OpenBLAS's own threads are switched off (their spin-waiting would also
-// compete with LibTorch's threads in the same process).
+// every thread count. OpenBLAS's own threads are never started: OpenBLAS is loaded when the
+// reference is first called, told by OPENBLAS_NUM_THREADS to start none. Linked, it would start
+// one per core in every parity process as it loads, each spinning for about 0.1 s of CPU before
+// it sleeps (measured on the 2-core development VM): time taken from the threads that compare
+// dumps, most of which never run this reference.
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
-#include <mutex>
+#include <cstdlib>
 #include <vector>
 
+#include "core/error.h"
 #include "core/thread_pool.h"
 #include "kernels/conv2d/conv2d.h"
 
 namespace parity {
 
 namespace {
+
+using Dgemm = decltype(&cblas_dgemm);
+
+Dgemm load_dgemm() {
+  // Other threads may be running: glibc's first setenv in a process copies the environment into
+  // a new array and leaves the old one in place, so a concurrent getenv stays safe (parity sets
+  // no other variable). Where OpenBLAS is in the process already (LibTorch links it), it keeps
+  // the threads it started, and set_threads(1) leaves them idle.
+  setenv("OPENBLAS_NUM_THREADS", "1", 0);
+  void* lib = dlopen(PARITY_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) throw Error(std::string("conv2d reference: cannot load OpenBLAS: ") + dlerror());
+  const auto dgemm = reinterpret_cast<Dgemm>(dlsym(lib, "cblas_dgemm"));
+  const auto set_threads = reinterpret_cast<void (*)(int)>(dlsym(lib, "openblas_set_num_threads"));
+  if (!dgemm || !set_threads) throw Error("conv2d reference: " + std::string(PARITY_OPENBLAS_LIBRARY) + " lacks cblas_dgemm");
+  set_threads(1);
+  return dgemm;
+}
+
+Dgemm dgemm() {
+  static const Dgemm f = load_dgemm();  // thread-safe, once; an error is thrown again next time
+  return f;
+}
 
 // Column tiles of one image: at least 4 when the image has 256 pixels or more (so a few
 // threads share small late layers), at most 1024 pixels each (bounding the buffers; 256 was
@@ -65,8 +92,7 @@ void im2col_tile(const Conv2dParams& p, const float* image, int64_t ow_count, in
 
 template <typename Out> Tensor conv2d_impl(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor* bias) {
   check_conv2d_inputs(p, x, w, bias);
-  static std::once_flag blas_threads;
-  std::call_once(blas_threads, [] { openblas_set_num_threads(1); });
+  const Dgemm gemm = dgemm();
 
   const Shape out_shape = p.output_shape();
   Tensor out(dtype_of<Out>(), out_shape);
@@ -89,7 +115,7 @@ template <typename Out> Tensor conv2d_impl(const Conv2dParams& p, const Tensor& 
       const int64_t n = task / (G * tiles_per_image), g = (task / tiles_per_image) % G;
       const int64_t c0 = (task % tiles_per_image) * T, cols = std::min(T, OHW - c0);
       im2col_tile(p, xp + (n * IC + g * ICg) * H * W, OW, c0, cols, col.data());
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(OCg), int(cols), int(K), 1.0,
+      gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(OCg), int(cols), int(K), 1.0,
                   wd.data() + g * OCg * K, int(K), col.data(), int(cols), 0.0, acc.data(), int(cols));
       for (int64_t o = 0; o < OCg; ++o) {
         const double b = bp ? double(bp[g * OCg + o]) : 0.0;
