@@ -382,7 +382,8 @@ class Comparer {
 
   // Both sides ran on the same input bytes, so the judge runs once. Recorded hashes of one
   // algorithm that differ answer no without reading: were they lying, the judge would only run
-  // twice on the same bytes, which gives the same verdict. A yes comes from hashes of the bytes.
+  // twice on the same bytes, which gives the same verdict (and check_owed finds the lie). A yes
+  // comes from hashes of the bytes.
   bool same_input_bytes(const DumpLayer& la, const DumpLayer& lb) const {
     if (la.inputs.empty() || la.inputs.size() != lb.inputs.size()) return false;
     for (size_t k = 0; k < la.inputs.size(); ++k) {
@@ -486,13 +487,17 @@ class Comparer {
     };
     Stopwatch elementwise;
     each(judged, [&](const DumpLayer& la, const DumpLayer& lb, PairWork& w) {
+      // Every input entry is checked against its file's bytes before the pass is over, most of
+      // them against the hash of their producer's stream (the file is not read for it).
+      for (const DumpTensorInfo& t : la.inputs) a_.check_later(t);
+      for (const DumpTensorInfo& t : lb.inputs) b_.check_later(t);
       w.input_finding = unproduced_input_difference(la, lb);
       w.same_inputs = same_input_bytes(la, lb);
       const auto [sa, sb] = layer_sides(a_, la, b_, lb, true);
       w.verdict = compare_layer_outputs(la.name, sa, sb, w.same_inputs, o_.judge);
     });
-    // The inputs the pass read some elements of are checked before anything is reported or
-    // judged further; most were hashed meanwhile as an earlier layer's streamed output.
+    // The inputs (some of whose elements the pass read) are checked before anything is reported
+    // or judged further.
     a_.check_owed(), b_.check_owed();
     timing.elementwise_s = elementwise.seconds();
     std::vector<int64_t> differing;

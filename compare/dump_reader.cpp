@@ -72,13 +72,15 @@ Tensor Dump::view(const DumpTensorInfo& t, bool populate) const {
 
 Tensor Dump::view_checked_later(const DumpTensorInfo& t, bool populate) const {
   if (legacy_hash(t)) return view(t, populate);  // checked on the whole tensor, now
-  {
-    const std::lock_guard<std::mutex> lock(verified_->mutex);
-    verified_->owed.push_back(t);
-  }
+  check_later(t);
   NpyReadOptions options;
   options.populate = populate;
   return mapped(t, options);
+}
+
+void Dump::check_later(const DumpTensorInfo& t) const {
+  const std::lock_guard<std::mutex> lock(verified_->mutex);
+  verified_->owed.push_back(t);
 }
 
 void Dump::check_owed() const {

@@ -57,8 +57,10 @@ struct Dump {
   // layer's output), so the file is not read once more for it. For a caller that reads some
   // elements, or none, and reports nothing computed from them before check_owed() returns.
   Tensor view_checked_later(const DumpTensorInfo& t, bool populate) const;
-  // Checks every tensor view_checked_later gave (hashing a file not hashed since); throws on
-  // the first that is corrupt.
+  // The check of the tensor's bytes against its record, owed: made by check_owed().
+  void check_later(const DumpTensorInfo& t) const;
+  // Checks every tensor view_checked_later gave or check_later was given (hashing a file not
+  // hashed since); throws on the first that is corrupt.
   void check_owed() const;
   // The hash of a tensor's bytes as the caller read them: checked against the manifest's record
   // (a mismatch throws: the dump is corrupt) and kept as the file's hash.
@@ -81,7 +83,7 @@ struct Dump {
   struct VerifiedFiles {
     std::mutex mutex;
     std::map<std::string, std::string> hashes;
-    std::vector<DumpTensorInfo> owed;  // given by view_checked_later, not checked yet
+    std::vector<DumpTensorInfo> owed;  // given by view_checked_later or check_later, not checked yet
   };
   std::shared_ptr<VerifiedFiles> verified_ = std::make_shared<VerifiedFiles>();
 };

@@ -304,6 +304,32 @@ TEST_F(CompareCli, EveryEntryListingAFileIsChecked) {
   }
 }
 
+// A same-content pair where one input entry (a conv's input, which is its producer's output
+// file) records a hash its bytes do not have: no layer differs, nothing is judged locally, and
+// the entry's recorded hash differs from the other side's, so no read is needed to tell that
+// the inputs differ; the entry is still checked (Dump::check_owed), and the dump is corrupt.
+TEST_F(CompareCli, InputEntryOfAnIdenticalLayerIsChecked) {
+  namespace fs = std::filesystem;
+  fs::copy(dump("ref"), dir_->file("misrecorded"), fs::copy_options::recursive);
+  auto m = nlohmann::json::parse(test::read_text(dir_->file("misrecorded/manifest.json")));
+  std::string file;
+  for (auto& layer : m["layers"]) {
+    if (layer["op"] != "conv2d" || layer["inputs"][0]["source"].is_null()) continue;
+    file = layer["inputs"][0]["file"].get<std::string>();
+    layer["inputs"][0]["hash"] = "xxh3:0123456789abcdef";
+    break;
+  }
+  ASSERT_FALSE(file.empty());
+  test::write_bytes(dir_->file("misrecorded/manifest.json"), m.dump(1));
+  for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{{dump("ref"), dir_->file("misrecorded")},
+                                                                            {dir_->file("misrecorded"), dump("ref")}}) {
+    const auto r = test::run_process({PARITY_CLI, "compare", a, b});
+    EXPECT_EQ(r.exit_code, 3) << r.out;
+    EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("corrupt"), std::string::npos) << r.err;
+  }
+}
+
 // Layers of the same name pair by occurrence: two identical replays of a file that repeats a
 // name pass.
 TEST_F(CompareCli, RepeatedNamesPairByOccurrence) {
