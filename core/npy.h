@@ -73,9 +73,9 @@ class NpyFile {
 Tensor parse_npy(const std::byte* bytes, size_t size, const std::string& name);
 
 void write_npy(const std::string& path, const Tensor& tensor);
-// The same file without the atomic rename and fsync: for files in a folder made durable as a
-// whole before anything marks it complete (a dump: DumpWriter syncs the filesystem once, then
-// writes its manifest). A failed write removes the file.
+// The same file without the atomic rename and fsync (its writing to disk is started, not waited
+// for): for files in a folder made durable as a whole before anything marks it complete (a dump:
+// DumpWriter syncs the filesystem once, then writes its manifest). A failed write removes it.
 void write_npy_unsynced(const std::string& path, const Tensor& tensor);
 
 // The complete file image write_npy would produce (header and data).
