@@ -210,6 +210,10 @@ class LayerJudge {
       if (a_.line == b_.line) judged_b = judged_a;
       v_.b = local_check(b_, call_b_, "B", true, inputs_of_a(), judged_b);
     } else {
+      // A's inputs and the judge's outputs on them are done with: freed before B's are made, so
+      // a layer holds one side's at a time.
+      judged_a.reset();
+      a_inputs_.reset();
       v_.b = local_check(b_, call_b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
     }
     settle();
