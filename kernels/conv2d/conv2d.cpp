@@ -81,38 +81,25 @@ OpFn conv2d_op(decltype(&conv2d_ref) fn) {
 
 namespace {
 
-// The scales of output element i's dot product over its window, in float64.
-DotScales conv2d_scales(const Conv2dParams& p, const float* x, const float* w, const float* b, int64_t i) {
-  const Shape o = p.output_shape();
-  const int64_t OW = o[3], OH = o[2], OC = o[1];
-  const int64_t ow = i % OW, oh = (i / OW) % OH, oc = (i / (OW * OH)) % OC, n = i / (OW * OH * OC);
+// The input values group g's kernel sees at output position (n, oh, ow), in the weight row's
+// order (channel, kh, kw), 0 at padding: K = ICg * KH * KW of them into `window`.
+void gather_window(const Conv2dParams& p, const float* x, int64_t n, int64_t g, int64_t oh, int64_t ow, double* window) {
   const int64_t IC = p.x[1], H = p.x[2], W = p.x[3], ICg = p.w[1], KH = p.w[2], KW = p.w[3];
-  const int64_t g = oc / (OC / p.groups);
-  DotScales s;
-  s.abs_sum = b ? std::fabs(double(b[oc])) : 0.0;
-  s.exact = b ? double(b[oc]) : 0.0;
   for (int64_t c = 0; c < ICg; ++c) {
     const float* plane = x + (n * IC + g * ICg + c) * H * W;
-    const float* wk = w + (oc * ICg + c) * KH * KW;
     for (int64_t kh = 0; kh < KH; ++kh) {
       const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dil_h;
-      if (ih < 0 || ih >= H) continue;
-      for (int64_t kw = 0; kw < KW; ++kw) {
+      for (int64_t kw = 0; kw < KW; ++kw, ++window) {
         const int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dil_w;
-        if (iw < 0 || iw >= W) continue;
-        const double t = double(plane[ih * W + iw]) * double(wk[kh * KW + kw]);
-        s.abs_sum += std::fabs(t);
-        s.exact += t;
-        s.sum_sq += t * t;
+        *window = ih >= 0 && ih < H && iw >= 0 && iw < W ? double(plane[ih * W + iw]) : 0.0;
       }
     }
   }
-  return s;
 }
 
-// One channel's scales over a gathered window: `window` holds the K input values (0 at padding)
-// in the weight row's order. The products of two floats are exact in float64; the sums may be
-// reordered into vector lanes, which moves them by a few float64 ulps at most.
+// One channel's scales over a gathered window and that channel's weight row (K values). The
+// products of two floats are exact in float64; the sums may be reordered into vector lanes,
+// which moves them by a few float64 ulps at most.
 __attribute__((target_clones("avx512f", "avx2", "default"))) DotScales window_scales(const double* window, const float* w,
                                                                                     int64_t K, double bias) {
   double abs_sum = 0, sum_sq = 0, exact = 0;
@@ -126,29 +113,27 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) DotScales window_sc
   return {abs_sum + std::fabs(bias), sum_sq, exact + bias};
 }
 
+// The scales of output element i's dot product (i over N x OC x OH x OW).
+DotScales conv2d_scales(const Conv2dParams& p, const float* x, const float* w, const float* b, int64_t i) {
+  const Shape o = p.output_shape();
+  const int64_t OW = o[3], OH = o[2], OC = o[1], K = p.reduction_length();
+  const int64_t ow = i % OW, oh = (i / OW) % OH, oc = (i / (OW * OH)) % OC, n = i / (OW * OH * OC);
+  thread_local std::vector<double> window;
+  window.resize(size_t(K));
+  gather_window(p, x, n, oc / (OC / p.groups), oh, ow, window.data());
+  return window_scales(window.data(), w + oc * K, K, b ? double(b[oc]) : 0.0);
+}
+
 // The scales of every output channel at output position q (over N x OH x OW). Each group's
-// window is gathered once into a contiguous row and dotted with each of its channels' weight
-// rows: one strided walk of the input instead of one per channel, and a dot product the
-// compiler vectorises.
+// window is gathered once and dotted with each of its channels' weight rows: one strided walk
+// of the input instead of one per channel.
 void conv2d_scales_across(const Conv2dParams& p, const float* x, const float* w, const float* b, int64_t q, DotScales* out) {
   const Shape o = p.output_shape();
-  const int64_t OW = o[3], OH = o[2], OC = o[1];
-  const int64_t ow = q % OW, oh = (q / OW) % OH, n = q / (OW * OH);
-  const int64_t IC = p.x[1], H = p.x[2], W = p.x[3], ICg = p.w[1], KH = p.w[2], KW = p.w[3], K = ICg * KH * KW;
+  const int64_t OW = o[3], OH = o[2], OC = o[1], K = p.reduction_length();
   const int64_t per_group = OC / p.groups;
-  std::vector<double> window(size_t(K), 0.0);
+  std::vector<double> window(static_cast<size_t>(K));
   for (int64_t g = 0; g < p.groups; ++g) {
-    double* v = window.data();
-    for (int64_t c = 0; c < ICg; ++c) {
-      const float* plane = x + (n * IC + g * ICg + c) * H * W;
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dil_h;
-        for (int64_t kw = 0; kw < KW; ++kw, ++v) {
-          const int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dil_w;
-          *v = ih >= 0 && ih < H && iw >= 0 && iw < W ? double(plane[ih * W + iw]) : 0.0;
-        }
-      }
-    }
+    gather_window(p, x, q / (OW * OH), g, (q / OW) % OH, q % OW, window.data());
     for (int64_t oc = g * per_group; oc < (g + 1) * per_group; ++oc) {
       out[oc] = window_scales(window.data(), w + oc * K, K, b ? double(b[oc]) : 0.0);
     }

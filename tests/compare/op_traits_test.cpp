@@ -5,9 +5,12 @@
 // to, unless it gives another correct answer, which must pass.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "compare/judge.h"
 #include "compare/tolerance.h"
 #include "kernels/backend.h"
+#include "kernels/conv2d/conv2d.h"
 #include "kernels/op_traits.h"
 #include "kernels/seeded_inputs.h"
 
@@ -78,6 +81,64 @@ TEST(OpTraits, EveryDefectFailsTheJudgeUnlessItIsAnotherCorrectAnswer) {
     }
   }
   EXPECT_GT(struck, 0);
+}
+
+}  // namespace
+}  // namespace parity
+
+namespace parity {
+namespace {
+
+// An op that gives its dot products across channels at once (conv2d gathers each window once)
+// gives the same scales as element by element: grouped, depthwise, strided, dilated and padded
+// windows, with and without bias. The sums may be reordered, so they agree to float64 rounding.
+// conv2d's dot-product scales, element by element and across channels, against the plain sums
+// over each output element's receptive field written out here from the definition of a
+// convolution (x indexed by the input pixel each tap lands on; taps in the padding skipped).
+TEST(OpTraits, ConvDotProductScalesMatchTheirDefinition) {
+  for (const char* line : {"conv2d x=2x8x9x11 w=6x4x3x3 bias stride=2 pad=1 groups=2",
+                           "conv2d x=1x6x7x7 w=6x1x3x3 pad=2 dilation=2 groups=6", "conv2d x=1x5x6x4 w=7x5x1x1 bias"}) {
+    SCOPED_TRACE(line);
+    const Call call(line);
+    const Conv2dParams p = call.params<Conv2dParams>();
+    const std::vector<Tensor> in = seeded_inputs(line, 3);
+    const DotProducts d = call.traits().dot_products(call, in);
+    ASSERT_TRUE(d.across_channels);
+    const int64_t N = d.shape[0], OC = d.shape[1], OH = d.shape[2], OW = d.shape[3];
+    const int64_t C = p.x[1], H = p.x[2], W = p.x[3], Cg = p.w[1], KH = p.w[2], KW = p.w[3];
+    const float *x = in[0].data<float>(), *w = in[1].data<float>();
+    std::vector<DotScales> across(static_cast<size_t>(OC));
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t q = (n * OH + oh) * OW + ow;
+          d.across_channels(q, across.data());
+          for (int64_t oc = 0; oc < OC; ++oc) {
+            DotScales want;
+            if (p.bias) want.exact = in[2].data<float>()[oc], want.abs_sum = std::fabs(want.exact);
+            const int64_t first_channel = oc / (OC / p.groups) * Cg;
+            for (int64_t c = 0; c < Cg; ++c) {
+              for (int64_t kh = 0; kh < KH; ++kh) {
+                for (int64_t kw = 0; kw < KW; ++kw) {
+                  const int64_t ih = oh * p.stride_h + kh * p.dil_h - p.pad_h, iw = ow * p.stride_w + kw * p.dil_w - p.pad_w;
+                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                  const double t = double(x[((n * C + first_channel + c) * H + ih) * W + iw]) * double(w[((oc * Cg + c) * KH + kh) * KW + kw]);
+                  want.exact += t, want.abs_sum += std::fabs(t), want.sum_sq += t * t;
+                }
+              }
+            }
+            const DotScales one = d.scales(((n * OC + oc) * OH + oh) * OW + ow), &all = across[static_cast<size_t>(oc)];
+            for (const DotScales* got : {&one, &all}) {
+              EXPECT_NEAR(got->abs_sum, want.abs_sum, 1e-13 * want.abs_sum) << q << " " << oc;
+              EXPECT_NEAR(got->sum_sq, want.sum_sq, 1e-13 * want.sum_sq) << q << " " << oc;
+              EXPECT_NEAR(got->exact, want.exact, 1e-13 * want.abs_sum) << q << " " << oc;
+            }
+            EXPECT_GT(want.abs_sum, 0) << q << " " << oc;  // the window is not all padding here
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
