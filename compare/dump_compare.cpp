@@ -53,16 +53,17 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
   const auto stored = [](const Dump& d, const DumpTensorInfo& t) {
     const auto file = std::make_shared<const NpyFile>(d.dir + "/" + t.file);
     return StoredOutput{[file](size_t offset, size_t n, std::byte* into) { file->read_data(offset, n, into); },
-                        [&d, &t](const std::string& hash) { d.check_hash(t, hash); }};
+                        [&d, &t](const std::string& hash) { d.check_hash(t, hash); }, [&d, &t] { return d.load(t); }};
   };
   for (size_t k = 0; k < std::max(la.outputs.size(), lb.outputs.size()); ++k) {
     const DumpTensorInfo* ta = k < la.outputs.size() ? &la.outputs[k] : nullptr;
     const DumpTensorInfo* tb = k < lb.outputs.size() ? &lb.outputs[k] : nullptr;
-    // Recorded hashes that differ say the bytes will be compared: float outputs of one dtype and
-    // shape are streamed by the judge (each byte read once, through a small buffer, hashed as it
-    // passes), others read whole once. Otherwise both are hashed first, and read only if they
-    // differ after all (a manifest that lies); the same bytes are only mapped, for the few
-    // elements the mistrust scan reads. Either way identity comes from hashes of the bytes.
+    // Element-wise pass: recorded hashes that differ say the bytes will be compared: float
+    // outputs of one dtype and shape are streamed by the judge (each byte read once, through a
+    // small buffer, hashed as it passes), others read whole once. Otherwise both are hashed
+    // first, and read only if they differ after all (a manifest that lies); the same bytes are
+    // only mapped, for the few elements the mistrust scan reads. Either way identity comes from
+    // hashes of the bytes.
     const bool recorded_differ = ta && tb && !ta->hash.empty() && !tb->hash.empty() && ta->hash != tb->hash;
     const std::optional<DType> dtype = ta ? dtype_from_name(ta->dtype) : std::nullopt;
     const bool streamed = stream && recorded_differ && !Dump::legacy_hash(*ta) && !Dump::legacy_hash(*tb) && dtype &&
@@ -71,20 +72,23 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
     // reading them (two float dtypes of one shape are compared, widened); the local checks read
     // them whole.
     const bool unread = stream && recorded_differ && !Dump::legacy_hash(*ta) && !Dump::legacy_hash(*tb) && ta->shape != tb->shape;
-    const bool whole = !streamed && !unread && (recorded_differ || (ta && tb && a.hash_of(*ta) != b.hash_of(*tb)));
+    const auto whole = [&] { return recorded_differ || (ta && tb && a.hash_of(*ta) != b.hash_of(*tb)); };
     for (auto [d, t, side] : {std::tuple{&a, ta, &s.first}, std::tuple{&b, tb, &s.second}}) {
       if (!t) continue;
       side->roles.push_back(t->role);
+      // A local check streams a float output against the judge's (each side on its own).
+      const std::optional<DType> own = dtype_from_name(t->dtype);
+      const bool checked_streamed = !stream && own && is_floating(*own) && !Dump::legacy_hash(*t);
       if (unread) {
         side->outputs.push_back(d->view_checked_later(*t, false));
         side->hashes.emplace_back();  // not needed: they cannot be identical
-      } else if (streamed) {
+      } else if (streamed || checked_streamed) {
         side->outputs.push_back(d->unchecked_view(*t));
         side->hashes.emplace_back();  // computed as the judge streams it
         side->stored.resize(k + 1);
         side->stored[k] = stored(*d, *t);
       } else {
-        side->outputs.push_back(whole ? d->load(*t) : d->view(*t));
+        side->outputs.push_back(whole() ? d->load(*t) : d->view(*t));
         side->hashes.push_back(d->hash_of(*t));
       }
     }

@@ -175,6 +175,80 @@ Comparable comparable(const Tensor& x, const Tensor& y) {
   return {float_values_as(x, DType::Float64), float_values_as(y, DType::Float64), narrow};
 }
 
+// Where a streamed tensor's pieces come from: a stored output (read into a buffer of the
+// thread's, hashed as it passes) or a tensor in memory (used in place).
+struct PieceSource {
+  const StoredOutput* stored;
+  const Tensor* memory;
+};
+
+struct StreamedPair {
+  TensorDiff diff;
+  std::string hash_a, hash_b;  // of the bytes read from a stored side, to be checked by the caller
+  std::shared_ptr<std::vector<double>> kept_a, kept_b;  // the values of the elements asked for
+};
+
+// Two float tensors of one dtype and shape compared piece by piece (TensorCompareStream: the
+// figures of compare_tensors, to the bit), neither held whole unless it is in memory already.
+// The elements listed in `keep` (ascending) are kept, as precision_stats reads them.
+StreamedPair stream_pair(DType dtype, const Shape& shape, const Tolerance& tol, const std::vector<int64_t>& keep, PieceSource a,
+                         PieceSource b) {
+  StreamedPair r;
+  r.kept_a = std::make_shared<std::vector<double>>(keep.size()), r.kept_b = std::make_shared<std::vector<double>>(keep.size());
+  const size_t item = dtype_size(dtype);
+  const int64_t n = shape.numel(), piece = TensorCompareStream::piece_elements();
+  thread_local std::vector<std::byte> buf_a, buf_b;
+  TensorCompareStream compare(dtype, shape, tol);
+  ContentHasher hash_a, hash_b;
+  const auto take = [&](const PieceSource& src, std::vector<std::byte>& buf, ContentHasher& hash, int64_t lo, size_t bytes) {
+    if (src.memory) return src.memory->bytes() + size_t(lo) * item;
+    buf.resize(size_t(piece) * item);
+    src.stored->read(size_t(lo) * item, bytes, buf.data());
+    hash.update(buf.data(), bytes);
+    return static_cast<const std::byte*>(buf.data());
+  };
+  size_t next = 0;  // the next element to keep
+  for (int64_t lo = 0; lo < n; lo += piece) {
+    const int64_t count = std::min(piece, n - lo);
+    const size_t bytes = size_t(count) * item;
+    const std::byte* pa = take(a, buf_a, hash_a, lo, bytes);
+    const std::byte* pb = take(b, buf_b, hash_b, lo, bytes);
+    compare.feed(pa, pb, count);
+    for (; next < keep.size() && keep[next] < lo + count; ++next) {
+      (*r.kept_a)[next] = element_as_double(dtype, pa, keep[next] - lo);
+      (*r.kept_b)[next] = element_as_double(dtype, pb, keep[next] - lo);
+    }
+  }
+  if (a.stored) r.hash_a = hash_a.digest();
+  if (b.stored) r.hash_b = hash_b.digest();
+  r.diff = compare.finish();
+  return r;
+}
+
+// The elements precision_stats reads of output k (a dot product's samples need the inputs; when
+// they do not fit the call, none: the figures are then left out where they are computed).
+std::vector<int64_t> sampled_elements(const Call* call, size_t k, const Shape& shape, const std::vector<Tensor>& in) {
+  std::optional<DotProducts> dots;
+  if (call && call->traits().dot_products && k == 0 && !in.empty()) {
+    try {
+      dots = call->traits().dot_products(*call, in);
+    } catch (const Error&) {
+      // Inputs that do not fit the call: no dot-product figures.
+    }
+  }
+  return precision_sample_elements(shape, dots ? &*dots : nullptr);
+}
+
+// Values by flat index of the elements a streamed comparison kept; asking for another is a bug.
+ElementValues kept_values(std::shared_ptr<const std::vector<int64_t>> keep, std::shared_ptr<std::vector<double>> values,
+                          const std::string& layer) {
+  return [keep, values, layer](int64_t i) {
+    const auto at = std::lower_bound(keep->begin(), keep->end(), i);
+    if (at == keep->end() || *at != i) throw Error("layer " + layer + ": element " + std::to_string(i) + " was not kept by the streamed comparison");
+    return (*values)[size_t(at - keep->begin())];
+  };
+}
+
 class LayerJudge {
  public:
   LayerJudge(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o)
@@ -316,53 +390,17 @@ class LayerJudge {
     if (!mistrust.empty()) t.diff.state = State::Mistrusted, t.diff.reason = mistrust;
   }
 
-  // Output k of both sides streamed from where they are stored, piece by piece through two small
-  // buffers: hashed as they pass (and checked against the store's record), compared, and the
-  // elements the precision figures read kept (into xv, yv). `x` gives the dtype and shape only.
+  // Output k of both sides streamed from where they are stored (stream_pair), both hashes
+  // checked against the store's record before any figure is used, and the elements the
+  // precision figures read kept (into xv, yv). `x` gives the dtype and shape only.
   TensorDiff stream_outputs(size_t k, const Tensor& x, const Tolerance& tol, const Call* call, const std::vector<Tensor>& in,
                             ElementValues& xv, ElementValues& yv, bool& same_bytes) {
-    std::optional<DotProducts> dots;
-    if (call && call->traits().dot_products && k == 0 && !in.empty()) {
-      try {
-        dots = call->traits().dot_products(*call, in);
-      } catch (const Error&) {
-        // Inputs that do not fit the call: no dot-product figures (own_precision says nothing).
-      }
-    }
-    auto keep = std::make_shared<const std::vector<int64_t>>(precision_sample_elements(x.shape(), dots ? &*dots : nullptr));
-    auto kept_a = std::make_shared<std::vector<double>>(keep->size()), kept_b = std::make_shared<std::vector<double>>(keep->size());
-    const StoredOutput &sa = a_.stored[k], &sb = b_.stored[k];
-    const size_t item = dtype_size(x.dtype());
-    const int64_t n = x.numel(), piece = TensorCompareStream::piece_elements();
-    thread_local std::vector<std::byte> buf_a, buf_b;
-    buf_a.resize(size_t(piece) * item), buf_b.resize(size_t(piece) * item);
-    TensorCompareStream compare(x.dtype(), x.shape(), tol);
-    ContentHasher hash_a, hash_b;
-    size_t next = 0;  // the next element to keep
-    for (int64_t lo = 0; lo < n; lo += piece) {
-      const int64_t count = std::min(piece, n - lo);
-      const size_t bytes = size_t(count) * item;
-      sa.read(size_t(lo) * item, bytes, buf_a.data());
-      sb.read(size_t(lo) * item, bytes, buf_b.data());
-      hash_a.update(buf_a.data(), bytes), hash_b.update(buf_b.data(), bytes);
-      compare.feed(buf_a.data(), buf_b.data(), count);
-      for (; next < keep->size() && (*keep)[next] < lo + count; ++next) {
-        (*kept_a)[next] = element_as_double(x.dtype(), buf_a.data(), (*keep)[next] - lo);
-        (*kept_b)[next] = element_as_double(x.dtype(), buf_b.data(), (*keep)[next] - lo);
-      }
-    }
-    const std::string ha = hash_a.digest(), hb = hash_b.digest();
-    sa.check(ha), sb.check(hb);  // a corrupt dump stops here, before any figure is used
-    same_bytes = ha == hb;
-    const auto kept = [keep, this](std::shared_ptr<std::vector<double>> values) -> ElementValues {
-      return [keep, values, name = name_](int64_t i) {
-        const auto at = std::lower_bound(keep->begin(), keep->end(), i);
-        if (at == keep->end() || *at != i) throw Error("layer " + name + ": element " + std::to_string(i) + " was not kept by the streamed comparison");
-        return (*values)[size_t(at - keep->begin())];
-      };
-    };
-    xv = kept(kept_a), yv = kept(kept_b);
-    return compare.finish();
+    const auto keep = std::make_shared<const std::vector<int64_t>>(sampled_elements(call, k, x.shape(), in));
+    StreamedPair s = stream_pair(x.dtype(), x.shape(), tol, *keep, PieceSource{&a_.stored[k], nullptr}, PieceSource{&b_.stored[k], nullptr});
+    a_.stored[k].check(s.hash_a), b_.stored[k].check(s.hash_b);  // a corrupt dump stops here, before any figure is used
+    same_bytes = s.hash_a == s.hash_b;
+    xv = kept_values(keep, s.kept_a, name_), yv = kept_values(keep, s.kept_b, name_);
+    return s.diff;
   }
 
   // conv2d: each side's own precision on its own inputs (sampled, no judge run); the worse side's
@@ -432,13 +470,30 @@ class LayerJudge {
       return c;
     }
     for (size_t k = 0; k < judged->size() && c.ok; ++k) {
-      const Comparable p = comparable((*judged)[k], s.outputs[k]);
-      const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, p.dtype, inputs);
-      const TensorDiff d = judge_output(call, k, inputs, p.x, p.y, tol);
+      const Tensor& expected = (*judged)[k];
+      const Tensor& listed = s.outputs[k];  // where the side's output is stored, its dtype and shape only
       const std::string role = k < s.roles.size() ? s.roles[k] : "out" + std::to_string(k);
       // Dot products (conv2d): the statistical test, and what the errors look like.
-      const PrecisionStats st =
-          call.traits().dot_products && k == 0 && !d.structural ? precision_stats(call, k, inputs, p.x, p.y, *profile_) : PrecisionStats{};
+      const bool dots = call.traits().dot_products && k == 0;
+      TensorDiff d;
+      PrecisionStats st;
+      if (stored(s, k) && is_floating(expected.dtype()) && expected.dtype() == listed.dtype() && expected.shape() == listed.shape()) {
+        // Streamed from where it is stored against the judge's outputs in memory: the side's
+        // output is never held whole. A float output has one correct answer (no check_answer).
+        const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, expected.dtype(), inputs);
+        const auto keep = std::make_shared<const std::vector<int64_t>>(sampled_elements(&call, k, expected.shape(), inputs));
+        const StreamedPair p =
+            stream_pair(expected.dtype(), expected.shape(), tol, *keep, PieceSource{nullptr, &expected}, PieceSource{&s.stored[k], nullptr});
+        s.stored[k].check(p.hash_b);  // a corrupt dump stops here, before any figure is used
+        d = p.diff;
+        if (dots) st = precision_stats(call, k, inputs, expected.shape(), values_of(expected), kept_values(keep, p.kept_b, name_), *profile_);
+      } else {
+        const Tensor actual = stored(s, k) ? s.stored[k].load() : listed;
+        const Comparable p = comparable(expected, actual);
+        const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, p.dtype, inputs);
+        d = judge_output(call, k, inputs, p.x, p.y, tol);
+        if (dots && !d.structural) st = precision_stats(call, k, inputs, p.x, p.y, *profile_);
+      }
       if (d.state == State::Failed) {
         c.ok = false, c.structural = d.structural;
         c.note = role + ": " + judge_labels(d.reason, s_label);

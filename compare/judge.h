@@ -58,12 +58,14 @@ Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile
 TensorDiff judge_output(const Call& call, size_t k, const std::vector<Tensor>& inputs, const Tensor& expected,
                         const Tensor& actual, const Tolerance& tol);
 
-// An output as stored (a dump's file), for an element-wise pass that streams it instead of
-// holding it: `read(offset, n, into)` reads n of its bytes; `check(hash)` takes the hash of all
-// of them as read in order and checks it against what the store records (throws when corrupt).
+// An output as stored (a dump's file), for a comparison that streams it instead of holding it:
+// `read(offset, n, into)` reads n of its bytes; `check(hash)` takes the hash of all of them as
+// read in order and checks it against what the store records (throws when corrupt); `load()`
+// reads it whole, checked, for a comparison that cannot stream it.
 struct StoredOutput {
   std::function<void(size_t offset, size_t n, std::byte* into)> read;
   std::function<void(const std::string& hash)> check;
+  std::function<Tensor()> load;
 };
 
 struct LayerSide {
@@ -71,9 +73,10 @@ struct LayerSide {
   std::vector<std::string> roles;   // one per output: "out0", ...
   std::vector<Tensor> outputs;
   std::vector<std::string> hashes;  // of the outputs' bytes, computed from them; empty: not known
-  // Per output, optional (`read` empty: not stored). Where both sides' output k is stored, the
-  // element-wise pass streams both, reading outputs[k] for its dtype and shape only (a mapping
-  // that is never touched); the local checks take outputs read whole.
+  // Per output, optional (`read` empty: not stored). Where output k is stored, outputs[k] gives
+  // its dtype and shape only (a mapping that is never touched): the element-wise pass streams
+  // both sides' (both must be stored), a local check streams the side's against the judge's
+  // outputs, or loads it where it cannot (another dtype or shape than the judge's).
   std::vector<StoredOutput> stored;
   std::function<std::vector<Tensor>()> inputs;  // null when the inputs were not recorded
   // The judge's outputs for this call on these inputs when the caller already has them (replay
