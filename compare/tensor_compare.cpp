@@ -308,13 +308,14 @@ class FloatResult {
       r.cosine = std::numeric_limits<double>::quiet_NaN();
     }
     if (t.worst < 0 && t.finite > 0) {
-      // The worst element lies in a chunk that took the fast pass: find it there. (A streamed
-      // comparison found it while the chunk was at hand, and has no scalar_again.)
-      if (!scalar_again) throw Error("internal: the worst element's chunk is no longer at hand");
+      // The worst element lies in a chunk that took the fast pass (the first chunk when no
+      // excess rose above -inf, as with an atol beyond float32's range): find it there. A
+      // streamed comparison pinned that chunk while it was at hand and has no scalar_again;
+      // where pinning found no element, neither would the scalar pass.
       size_t c = 0;
       for (size_t k = 0; k < parts_.size(); ++k) c = parts_[k].worst_excess > parts_[c].worst_excess ? k : c;
       const int64_t lo = int64_t(c) * kChunk;
-      const Partial p = scalar_again(lo, std::min(r.count, lo + kChunk));
+      const Partial p = scalar_again ? scalar_again(lo, std::min(r.count, lo + kChunk)) : parts_[c];
       t.worst = p.worst, t.worst_allowed = p.worst_allowed, t.worst_a = p.worst_a, t.worst_b = p.worst_b;
     }
     r.worst_index = t.worst;
@@ -392,8 +393,8 @@ void TensorCompareStream::feed(const std::byte* a, const std::byte* b, int64_t c
         Partial p = chunk_partial(pa + off, pb + off, s.tol, lo, hi);
         if constexpr (std::is_same_v<T, float>) {
           // FloatResult::finish takes the first chunk of the largest excess: only a chunk that
-          // raises the largest so far can be it.
-          if (p.worst < 0 && p.finite > 0 && p.worst_excess > s.worst_excess) pin_worst(pa + off, pb + off, s.tol, lo, hi, p);
+          // raises the largest so far can be it, or the first chunk (where every excess is -inf).
+          if (p.worst < 0 && p.finite > 0 && (p.worst_excess > s.worst_excess || lo == 0)) pin_worst(pa + off, pb + off, s.tol, lo, hi, p);
         }
         s.worst_excess = std::max(s.worst_excess, p.worst_excess);
         s.result.add(p);
