@@ -44,7 +44,13 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
   if (op.dot_products && index == 0) {
     const DotProducts d = op.dot_products(call, inputs);
     const double scale = conv2d_bound_scale(d.terms, profile);
-    t.bound = [scale, scales = d.scales](int64_t i) { return scale * scales(i).abs_sum; };
+    // An Inf or NaN among an element's terms makes its exact value Inf or NaN: no rounding
+    // bound applies there (an infinite one would pass any two finite values), so the element
+    // gets the dtype's tolerance, and finite outputs fail against the judge's non-finite one.
+    t.bound = [scale, scales = d.scales](int64_t i) {
+      const double b = scale * scales(i).abs_sum;
+      return std::isfinite(b) ? b : 0.0;
+    };
   } else if (op.extra_atol) {
     t.atol = std::max(t.atol, op.extra_atol(call));
   }

@@ -4,6 +4,8 @@
 // make the ACCURACY.md tables (parity_accuracy_table).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <string>
 #include <vector>
 
@@ -151,6 +153,27 @@ namespace {
 
 // A float16 side (its inputs and outputs stored as float16) against a float32 one: judged widened
 // under the fp16 profile, not failed as structural; a real defect on the float16 side still fails.
+// A bias of Inf makes every exact output Inf. Two sides that both give finite outputs, 1.0
+// apart, are both wrong: the bound must not grow infinite and pass them against each other.
+TEST(Precision, InfiniteBiasLeavesNoInfiniteBound) {
+  Case c;
+  c.name = "layer", c.line = "conv2d x=1x4x6x6 w=8x4x3x3 bias pad=1";
+  std::vector<Tensor> in = seeded_inputs(c, 5);
+  in[2] = in[2].clone();
+  for (int64_t i = 0; i < in[2].numel(); ++i) in[2].mutable_data<float>()[i] = std::numeric_limits<float>::infinity();
+  Tensor a = backend("ref").run(c.line, seeded_inputs(c, 5))[0].clone(), b = a.clone();  // finite: the bias as seeded
+  for (int64_t i = 0; i < b.numel(); ++i) b.mutable_data<float>()[i] += 1.0f;
+  auto side = [&](Tensor out) {
+    LayerSide s;
+    s.line = c.line, s.roles = {"out0"}, s.outputs = {std::move(out)};
+    s.inputs = [in] { return in; };
+    return s;
+  };
+  const LayerVerdict v = judge_layer(c.name, side(a), side(b), true, JudgeOptions{});
+  EXPECT_EQ(v.state, State::Failed) << v.reason;
+  EXPECT_EQ(v.defective(), Sides::Both) << v.reason;
+}
+
 TEST(Precision, Float16DumpAgainstFloat32IsJudgedUnderFp16) {
   Case c;
   c.name = "layer", c.line = "conv2d x=1x16x8x8 w=8x16x3x3 bias pad=1";
