@@ -13,7 +13,7 @@
 
 #include "compare/tolerance.h"
 #include "core/error.h"
-#include "core/npy.h"
+#include "core/mapped_file.h"
 #include "core/stopwatch.h"
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
@@ -47,20 +47,35 @@ LayerSide layer_side(const Dump& d, const DumpLayer& l) {
   return s;
 }
 
+namespace {
+constexpr std::ptrdiff_t kReleaseEvery = std::ptrdiff_t(16) << 20;
+}  // namespace
+
 std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, const Dump& b, const DumpLayer& lb, bool stream) {
   std::pair<LayerSide, LayerSide> s;
   s.first.line = la.params, s.second.line = lb.params;
-  const auto stored = [](const Dump& d, const DumpTensorInfo& t) {
-    const auto file = std::make_shared<const NpyFile>(d.dir + "/" + t.file);
-    return StoredOutput{[file](size_t offset, size_t n, std::byte* into) { file->read_data(offset, n, into); },
+  // Read in place from the mapping `view` holds, not copied: a piece is hashed and compared
+  // while it is in the cache, and the page cache's large folios map in few faults (reading a
+  // 50 MiB dump file: 11 to 18 GB/s mapped, 6 to 9 GB/s by pread into a 1 MiB buffer, this
+  // project's VM, Linux 6.18).
+  // What is read is let go of as the stream moves on (release_read_pages), so a side holds a few
+  // MiB of its file, not the tensor.
+  const auto stored = [](const Dump& d, const DumpTensorInfo& t, const Tensor& view) {
+    auto kept_from = std::make_shared<const std::byte*>(view.bytes());
+    const auto read = [view, kept_from](size_t offset, size_t, std::byte*) {
+      const std::byte* at = view.bytes() + offset;
+      if (at - *kept_from >= kReleaseEvery) *kept_from = release_read_pages(*kept_from, at);
+      return at;
+    };
+    return StoredOutput{read,
                         [&d, &t](const std::string& hash) { d.check_hash(t, hash); }, [&d, &t] { return d.load(t); }};
   };
   for (size_t k = 0; k < std::max(la.outputs.size(), lb.outputs.size()); ++k) {
     const DumpTensorInfo* ta = k < la.outputs.size() ? &la.outputs[k] : nullptr;
     const DumpTensorInfo* tb = k < lb.outputs.size() ? &lb.outputs[k] : nullptr;
     // Element-wise pass: recorded hashes that differ say the bytes will be compared: float
-    // outputs of one dtype and shape are streamed by the judge (each byte read once, through a
-    // small buffer, hashed as it passes), others read whole once. Otherwise both are hashed
+    // outputs of one dtype and shape are streamed by the judge (each byte read once, in place
+    // from a mapping of the file, hashed as it passes), others read whole once. Otherwise both are hashed
     // first, and read only if they differ after all (a manifest that lies); the same bytes are
     // only mapped, for the few elements the mistrust scan reads. Either way identity comes from
     // hashes of the bytes.
@@ -86,7 +101,7 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
         side->outputs.push_back(d->unchecked_view(*t));
         side->hashes.emplace_back();  // computed as the judge streams it
         side->stored.resize(k + 1);
-        side->stored[k] = stored(*d, *t);
+        side->stored[k] = stored(*d, *t, side->outputs.back());
       } else {
         side->outputs.push_back(whole() ? d->load(*t) : d->view(*t));
         side->hashes.push_back(d->hash_of(*t));

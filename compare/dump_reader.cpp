@@ -4,12 +4,14 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/host_memory.h"
 #include "core/npy.h"
+#include "core/thread_pool.h"
 
 namespace parity {
 
@@ -89,6 +91,24 @@ void Dump::check_owed() const {
     const std::lock_guard<std::mutex> lock(verified_->mutex);
     owed.swap(verified_->owed);
   }
+  // The files not hashed yet (an image given to the run, a slice an input was cut from) are
+  // hashed on the threads available, then every entry is checked against its file's hash, in
+  // order: the first corrupt entry is the one reported, whatever the thread count.
+  std::vector<const DumpTensorInfo*> unhashed;
+  std::set<std::string> seen;
+  for (const DumpTensorInfo& t : owed) {
+    const std::string path = dir + "/" + t.file;
+    if (!legacy_hash(t) && !known_hash(path) && seen.insert(path).second) unhashed.push_back(&t);
+  }
+  parallel_for(int64_t(unhashed.size()), 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t k = lo; k < hi; ++k) {
+      try {
+        verified_hash(dir + "/" + unhashed[size_t(k)]->file, *unhashed[size_t(k)]);
+      } catch (const Error&) {
+        // Reported below, in the entries' order.
+      }
+    }
+  });
   for (const DumpTensorInfo& t : owed) verified_hash(dir + "/" + t.file, t);
 }
 

@@ -203,9 +203,9 @@ StreamedPair stream_pair(DType dtype, const Shape& shape, const Tolerance& tol, 
   const auto take = [&](const PieceSource& src, std::vector<std::byte>& buf, ContentHasher& hash, int64_t lo, size_t bytes) {
     if (src.memory) return src.memory->bytes() + size_t(lo) * item;
     buf.resize(size_t(piece) * item);
-    src.stored->read(size_t(lo) * item, bytes, buf.data());
-    hash.update(buf.data(), bytes);
-    return static_cast<const std::byte*>(buf.data());
+    const std::byte* p = src.stored->read(size_t(lo) * item, bytes, buf.data());
+    hash.update(p, bytes);
+    return p;
   };
   size_t next = 0;  // the next element to keep
   for (int64_t lo = 0; lo < n; lo += piece) {

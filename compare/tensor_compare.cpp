@@ -178,52 +178,100 @@ template <typename T> Partial float_chunk(const T* a, const T* b, const Toleranc
 }
 
 // float32 without NaN/Inf, the common case, in one branch-free pass the compiler vectorises
-// (AVX-512 or AVX2 where the CPU has it; -fopenmp-simd lets it reorder the sums): the metrics,
-// the count beyond atol + rtol*|a|, and the largest excess over it. Elements beyond it when a
-// per-element bound exists are left to apply_bound, and the index of the worst element to a
-// second look at the one chunk that holds it.
+// (AVX-512 or AVX2 with FMA where the CPU has them; -fopenmp-simd lets it reorder the sums): the
+// metrics, the count beyond atol + rtol*|a|, and the largest excess over it. Elements beyond it
+// when a per-element bound exists are left to apply_bound, and the index of the worst element to
+// a second look at the one chunk that holds it.
 // Returns false when the chunk holds NaN or Inf.
 // a and b point at the chunk's first element; n elements.
-__attribute__((target_clones("avx512f", "avx2", "default"))) bool fast_f32_chunk(const float* a, const float* b, float atol,
-                                                                                 float rtol, int64_t n, Partial& p) {
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) bool fast_f32_chunk(const float* a, const float* b,
+                                                                                                 float atol, float rtol, int64_t n,
+                                                                                                 Partial& p) {
   // Sums in float64, of the same terms float_chunk adds: float32 sums drift by ~1e-5 over a
   // chunk, enough to report a cosine of 1.000001 for vectors that are not parallel. The
-  // products of two floats are exact in float64, so only the additions round. The extremes and
-  // the tolerance test stay in float32, where the lanes are twice as many. The float64 lanes
-  // cost a third more time under AVX2; the AVX-512 clone wins that back and more.
+  // products of two floats are exact in float64, so only the additions round, and a fused
+  // multiply-add gives the bits of a multiply then an add, in one instruction (the default
+  // clone, for a CPU without FMA, calls libm's). The extremes and the tolerance test stay in
+  // float32, where the lanes are twice as many.
   double sum_abs = 0, sum_sq = 0, dot = 0, na = 0, nb = 0;
   float max_abs = 0, max_rel = 0, max_excess = -std::numeric_limits<float>::infinity();
-  uint32_t max_ulp = 0;
-  int32_t bad = 0, nonfinite = 0;
-#pragma omp simd reduction(+ : sum_abs, sum_sq, dot, na, nb, bad, nonfinite) \
+  uint32_t max_ulp = 0, exponents = 0;
+  int32_t bad = 0;
+#pragma omp simd reduction(+ : sum_abs, sum_sq, dot, na, nb, bad) reduction(| : exponents) \
     reduction(max : max_abs, max_rel, max_excess, max_ulp)
   for (int64_t i = 0; i < n; ++i) {
     const float x = a[i], y = b[i];
-    const auto bx = __builtin_bit_cast(uint32_t, x), by = __builtin_bit_cast(uint32_t, y);
-    nonfinite += ((bx & 0x7f800000u) == 0x7f800000u) | ((by & 0x7f800000u) == 0x7f800000u);
+    const auto bx = __builtin_bit_cast(int32_t, x), by = __builtin_bit_cast(int32_t, y);
+    // An exponent of all ones (NaN, Inf) carries into the sign bit.
+    exponents |= uint32_t((bx & 0x7f800000) + 0x00800000) | uint32_t((by & 0x7f800000) + 0x00800000);
     const float d = std::fabs(x - y), ax = std::fabs(x);
     max_abs = d > max_abs ? d : max_abs;
     const double xd = x, yd = y, dd = std::fabs(xd - yd);
     sum_abs += dd;
-    sum_sq += dd * dd;
-    dot += xd * yd, na += xd * xd, nb += yd * yd;
+    sum_sq += dd * dd;  // dd may carry more than 26 bits: its square rounds, so no FMA here
+    dot = __builtin_fma(xd, yd, dot), na = __builtin_fma(xd, xd, na), nb = __builtin_fma(yd, yd, nb);
     const float rel = d / (ax > 0 ? ax : 1.0f);  // the divisor is never 0: no branch needed
     max_rel = (ax > 0 && rel > max_rel) ? rel : max_rel;
-    // Floats mapped onto a monotonic unsigned line, -0 and +0 onto one point (as ulp_distance
-    // does): the ULP distance is a difference there.
-    const uint32_t ux = (bx >> 31) ? 0x80000000u - (bx & 0x7fffffffu) : 0x80000000u + bx;
-    const uint32_t uy = (by >> 31) ? 0x80000000u - (by & 0x7fffffffu) : 0x80000000u + by;
-    const uint32_t ulp = ux > uy ? ux - uy : uy - ux;
+    // Floats mapped onto a monotonic integer line (sign and magnitude to two's complement), -0
+    // and +0 onto one point, as ulp_distance does: the ULP distance is a difference there.
+    const int32_t sx = bx >> 31, sy = by >> 31;
+    const int32_t ox = ((bx & 0x7fffffff) ^ sx) - sx, oy = ((by & 0x7fffffff) ^ sy) - sy;
+    const uint32_t ulp = ox > oy ? uint32_t(ox) - uint32_t(oy) : uint32_t(oy) - uint32_t(ox);
     max_ulp = ulp > max_ulp ? ulp : max_ulp;
     const float excess = d - (atol + rtol * ax);
     bad += excess > 0;
     max_excess = excess > max_excess ? excess : max_excess;
   }
-  if (nonfinite) return false;
+  if (exponents & 0x80000000u) return false;
   p.finite = n, p.bad = bad, p.max_ulp = max_ulp;
   p.max_abs = max_abs, p.sum_abs = sum_abs, p.sum_sq = sum_sq, p.max_rel = max_rel, p.dot = dot, p.na = na, p.nb = nb;
   p.worst_excess = max_excess;  // p.worst (the index) is found later, in the one chunk that needs it
   return true;
+}
+
+// judge_element over elements [lo, hi) of a chunk the fast pass took (all finite), in order, into
+// p: the count beyond tolerance and the first element of the largest excess. Block by block: a
+// block needs no per-element bound where no element exceeds atol + rtol*|a| (or none exists),
+// and its excesses (float64, computed as judge_element does: no contraction, so the lanes round
+// as the scalar code) give its largest in one vector pass; that value's first element is looked
+// for only when it beats the worst so far. A block with an element beyond the defaults and a
+// bound takes the scalar path, where the bound's evaluation costs far more than the loop. a and
+// b point at element lo. The result is the scalar loop's, to the bit.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void judge_elements(const float* a, const float* b,
+                                                                                 const Tolerance& tol, int64_t lo, int64_t hi,
+                                                                                 Partial& p) {
+  constexpr int64_t kBlock = 256;
+  const double atol = tol.atol, rtol = tol.rtol;
+  for (int64_t s = lo; s < hi; s += kBlock) {
+    const float *x = a + (s - lo), *y = b + (s - lo);
+    const int64_t m = std::min(kBlock, hi - s);
+    int32_t beyond = 0;
+    double top = -std::numeric_limits<double>::infinity();
+#pragma omp simd reduction(+ : beyond) reduction(max : top)
+    for (int64_t i = 0; i < m; ++i) {
+      const double xi = x[i], yi = y[i];
+      const double excess = std::fabs(xi - yi) - (atol + rtol * std::fabs(xi));
+      beyond += excess > 0;
+      top = excess > top ? excess : top;
+    }
+    if (beyond > 0 && tol.bound) {
+      for (int64_t i = 0; i < m; ++i) {
+        const double xi = x[i], yi = y[i];
+        p.bad += judge_element(tol, s + i, xi, yi, std::fabs(xi - yi), p);
+      }
+      continue;
+    }
+    p.bad += beyond;
+    if (top > p.worst_excess) {
+      for (int64_t i = 0; i < m; ++i) {
+        const double xi = x[i], yi = y[i], d = std::fabs(xi - yi), allowed = atol + rtol * std::fabs(xi);
+        if (d - allowed == top) {
+          p.worst_excess = top, p.worst = s + i, p.worst_allowed = allowed, p.worst_a = xi, p.worst_b = yi;
+          break;
+        }
+      }
+    }
+  }
 }
 
 // A chunk whose metrics the fast pass filled in, where some element exceeds atol + rtol*|a| and a
@@ -232,10 +280,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) bool fast_f32_chunk
 // a and b point at element lo.
 void apply_bound(const float* a, const float* b, const Tolerance& tol, int64_t lo, int64_t hi, Partial& p) {
   p.bad = 0, p.worst = -1, p.worst_excess = -std::numeric_limits<double>::infinity();
-  for (int64_t i = lo; i < hi; ++i) {
-    const double x = a[i - lo], y = b[i - lo];
-    p.bad += judge_element(tol, i, x, y, std::fabs(x - y), p);
-  }
+  judge_elements(a, b, tol, lo, hi, p);
 }
 
 // The worst element of a chunk the fast pass took (all finite), as float_chunk finds it: its
@@ -243,10 +288,7 @@ void apply_bound(const float* a, const float* b, const Tolerance& tol, int64_t l
 // (which orders the chunks), stay as they are. a and b point at element lo.
 void pin_worst(const float* a, const float* b, const Tolerance& tol, int64_t lo, int64_t hi, Partial& p) {
   Partial w;
-  for (int64_t i = lo; i < hi; ++i) {
-    const double x = a[i - lo], y = b[i - lo];
-    judge_element(tol, i, x, y, std::fabs(x - y), w);
-  }
+  judge_elements(a, b, tol, lo, hi, w);
   p.worst = w.worst, p.worst_allowed = w.worst_allowed, p.worst_a = w.worst_a, p.worst_b = w.worst_b;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 
 #include "core/error.h"
 
@@ -37,6 +38,17 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, bool
   }
   ::close(fd);  // the mapping keeps the file alive
   return std::shared_ptr<const MappedFile>(new MappedFile(path, data, size));
+}
+
+const std::byte* release_read_pages(const std::byte* from, const std::byte* to) {
+  constexpr uintptr_t kBlock = uintptr_t(2) << 20;
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(from) + kBlock - 1) & ~(kBlock - 1);
+  const uintptr_t hi = reinterpret_cast<uintptr_t>(to) & ~(kBlock - 1);
+  if (hi <= lo) return from;
+  // Failing only for a range that is not a mapping, which the caller's reads would have shown:
+  // the pages then simply stay, as they would without this call.
+  (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  return reinterpret_cast<const std::byte*>(hi);
 }
 
 MappedFile::~MappedFile() {

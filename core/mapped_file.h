@@ -30,4 +30,11 @@ class MappedFile {
   size_t size_;
 };
 
+// Takes the whole 2 MiB blocks of a read-only mapping that lie inside [from, to) out of this
+// process's resident set, for a caller done reading them: a file streamed through its mapping
+// then holds a few MiB at a time, not the file. Read again, the pages fault back in from the
+// page cache, the same bytes. Whole blocks only, so one the kernel maps with a single entry is
+// not split. Returns where the next call should start: `from` when nothing was released.
+const std::byte* release_read_pages(const std::byte* from, const std::byte* to);
+
 }  // namespace parity

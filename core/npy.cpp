@@ -421,25 +421,6 @@ Tensor read_npy_whole(const std::string& path, const std::function<void(const st
   }
 }
 
-class NpyFile::Reader : public NpyReader {
-  using NpyReader::NpyReader;
-};
-
-NpyFile::NpyFile(const std::string& path) {
-  try {
-    reader_ = std::make_unique<Reader>(path);
-    const Header h = reader_->header();
-    header_ = {h.dtype, h.shape, h.data_offset};
-  } catch (Error& e) {
-    e.file(path);
-    throw;
-  }
-}
-
-NpyFile::~NpyFile() = default;
-
-void NpyFile::read_data(size_t offset, size_t n, std::byte* into) const { reader_->read_at(header_.data_offset + offset, n, into); }
-
 std::string encode_npy(const Tensor& tensor) {
   std::string out = header_text(tensor);
   out.append(reinterpret_cast<const char*>(tensor.bytes()), tensor.nbytes());

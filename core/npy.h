@@ -8,7 +8,6 @@
 // kMaxNpyWriteRank dimensions, so that every file parity writes loads in numpy.
 #include <cstddef>
 #include <functional>
-#include <memory>
 #include <string>
 
 #include "core/tensor.h"
@@ -49,24 +48,6 @@ NpyHeaderInfo stream_npy_data(const std::string& path, const std::function<void(
 // faulting a mapping in: 10 GB/s against 2.4 GB/s for a 50 MiB file in the page cache on the
 // development VM. Refuses what read_npy refuses.
 Tensor read_npy_whole(const std::string& path, const std::function<void(const std::byte*, size_t)>& each_piece = {});
-
-// An open .npy file, its header checked against its size, whose data the caller reads where it
-// asks (pread(2)): two files read in step, piece by piece, never held whole.
-class NpyFile {
- public:
-  explicit NpyFile(const std::string& path);
-  ~NpyFile();
-  NpyFile(const NpyFile&) = delete;
-  NpyFile& operator=(const NpyFile&) = delete;
-  const NpyHeaderInfo& header() const { return header_; }
-  // n data bytes from `offset` (0: the first data byte) into `into`.
-  void read_data(size_t offset, size_t n, std::byte* into) const;
-
- private:
-  class Reader;
-  std::unique_ptr<Reader> reader_;
-  NpyHeaderInfo header_;
-};
 
 // Parses a whole .npy image held in memory; `name` is used in error messages. The tensor owns a
 // copy of the data.
