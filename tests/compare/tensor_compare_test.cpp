@@ -232,6 +232,54 @@ TEST(TensorCompare, PerElementBoundOverManyChunksMatchesAPlainLoop) {
   EXPECT_EQ(r.state, State::Failed);
 }
 
+// The worst element is the first of the largest excess, where blocks of elements within the
+// defaults and blocks with elements beyond them (the bound asked for, or no bound) alternate, and
+// the largest excess recurs within a block, across blocks and across chunks: in memory and
+// streamed, the count, the index and the allowance of a plain loop over every element.
+TEST(TensorCompare, WorstElementIsTheFirstOfTiesAsAPlainLoopFindsIt) {
+  const int64_t n = 3 * 65536 + 77;
+  Tensor a(DType::Float32, Shape{n}), b(DType::Float32, Shape{n});
+  float *x = a.mutable_data<float>(), *y = b.mutable_data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = float(std::cos(0.003 * double(i)) * 2);
+    // Rounding-sized differences everywhere, differences beyond the defaults in some blocks of
+    // 256 (every third block, sparsely), and one value of the largest difference at five places:
+    // twice in one block, in two later blocks and in a later chunk.
+    float e = float(i % 7) * 1e-7f * x[i];
+    if ((i / 256) % 3 == 1 && i % 97 == 0) e = 3e-5f;
+    for (const int64_t at : {int64_t(1000), int64_t(1001), int64_t(1100), int64_t(4000), int64_t(70000)}) {
+      if (i == at) x[i] = 1.0f, e = 0.0625f;
+    }
+    y[i] = x[i] + e;
+  }
+  for (const bool bounded : {false, true}) {
+    SCOPED_TRACE(bounded ? "with a per-element bound" : "without a bound");
+    Tolerance tol = default_tolerance(DType::Float32);
+    if (bounded) tol.bound = [](int64_t i) { return i % 3 == 0 ? 1e-4 : 1e-6; };
+    int64_t bad = 0, worst = -1;
+    double worst_excess = -INFINITY, worst_allowed = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double d = std::fabs(double(x[i]) - double(y[i]));
+      double allowed = tol.atol + tol.rtol * std::fabs(double(x[i]));
+      if (d > allowed && tol.bound) allowed += tol.bound(i);
+      bad += d > allowed;
+      if (d - allowed > worst_excess) worst_excess = d - allowed, worst = i, worst_allowed = allowed;
+    }
+    ASSERT_EQ(worst, 1000);
+    const TensorDiff whole = compare_tensors(a, b, tol);
+    TensorCompareStream stream(DType::Float32, a.shape(), tol);
+    const int64_t piece = TensorCompareStream::piece_elements();
+    for (int64_t lo = 0; lo < n; lo += piece) {
+      stream.feed(a.bytes() + size_t(lo) * 4, b.bytes() + size_t(lo) * 4, std::min(piece, n - lo));
+    }
+    for (const TensorDiff& r : {whole, stream.finish()}) {
+      EXPECT_EQ(r.bad, bad);
+      EXPECT_EQ(r.worst_index, worst);
+      EXPECT_EQ(r.worst_allowed, worst_allowed);
+    }
+  }
+}
+
 // The streamed comparison (pieces in order, as two files are read) gives compare_tensors'
 // figures to the bit: over several pieces, with a per-element bound, NaN/Inf mismatches, all
 // zeros, and each float dtype.
