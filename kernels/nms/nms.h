@@ -83,6 +83,30 @@ class NmsXGrid {
       }
     }
   }
+  // for_each_near for a pass that is done with boxes for good (greedy nms: a box visited or
+  // suppressed is never tried again): done(j) is asked once per box met, and a box it says is
+  // done with is dropped from every cell it is met in, so later queries scan only live boxes.
+  template <typename F> void for_each_near_dropping(int64_t i, F&& done) {
+    if (!overlaps_anything(i)) return;
+    if (drop_.empty()) drop_.assign(seen_.size(), 0);
+    ++query_;
+    for (int64_t c = cell(boxes_[i * 4]), last = cell(boxes_[i * 4 + 2]); c <= last; ++c) {
+      std::vector<int64_t>& boxes = cells_[size_t(c)];
+      size_t kept = 0;
+      for (const int64_t j : boxes) {
+        if (drop_[size_t(j)]) continue;  // done with, found so in another cell
+        if (seen_[size_t(j)] != query_) {
+          seen_[size_t(j)] = query_;
+          if (done(j)) {
+            drop_[size_t(j)] = 1;
+            continue;
+          }
+        }
+        boxes[kept++] = j;
+      }
+      boxes.resize(kept);
+    }
+  }
 
  private:
   bool overlaps_anything(int64_t i) const { return boxes_[i * 4] < boxes_[i * 4 + 2]; }  // false for NaN too
@@ -94,6 +118,7 @@ class NmsXGrid {
   std::vector<std::vector<int64_t>> cells_;
   mutable std::vector<int64_t> seen_;  // the query that last returned each box
   mutable int64_t query_ = 0;
+  std::vector<char> drop_;  // for_each_near_dropping's boxes done with (sized on its first call)
 };
 
 Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in);

@@ -26,7 +26,8 @@ Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in) {
 
   // Greedy: visit by score, keep a box unless a kept box suppressed it. Which later boxes a kept
   // box suppresses does not depend on the order they are tried in, so only the boxes the x grid
-  // says may overlap it are tried (all of them when the grid cannot be used).
+  // says may overlap it are tried (all of them when the grid cannot be used), and the grid
+  // forgets the boxes the pass is done with.
   std::vector<char> suppressed(n, 0);
   std::vector<size_t> position(n);  // in visiting order
   for (size_t a = 0; a < n; ++a) position[size_t(order[a])] = a;
@@ -39,14 +40,15 @@ Tensor nms_ref(const NmsParams& p, const std::vector<Tensor>& in) {
     const int64_t i = order[a];
     if (suppressed[size_t(i)]) continue;
     keep.push_back(i);
+    // Whether box j is done with afterwards: visited already (kept or suppressed), or suppressed
+    // now. Later kept boxes come later in the order, so they never try it again.
     const auto try_suppress = [&](int64_t j) {
-      if (position[size_t(j)] > a && !suppressed[size_t(j)] &&
-          double(nms_iou(b, i, j, area[size_t(i)], area[size_t(j)])) > p.iou) {
-        suppressed[size_t(j)] = 1;
-      }
+      if (position[size_t(j)] <= a || suppressed[size_t(j)]) return true;
+      if (double(nms_iou(b, i, j, area[size_t(i)], area[size_t(j)])) > p.iou) suppressed[size_t(j)] = 1;
+      return bool(suppressed[size_t(j)]);
     };
     if (grid.usable()) {
-      grid.for_each_near(i, try_suppress);
+      grid.for_each_near_dropping(i, try_suppress);
     } else {
       for (size_t c = a + 1; c < n; ++c) try_suppress(order[c]);
     }
