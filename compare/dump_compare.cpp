@@ -57,12 +57,11 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
   // Read in place from the mapping `view` holds, not copied: a piece is hashed and compared
   // while it is in the cache, and the page cache's large folios map in few faults (reading a
   // 50 MiB dump file: 11 to 18 GB/s mapped, 6 to 9 GB/s by pread into a 1 MiB buffer, this
-  // project's VM, Linux 6.18).
-  // What is read is let go of as the stream moves on (release_read_pages), so a side holds a few
-  // MiB of its file, not the tensor.
+  // project's VM, Linux 6.18). What is read is let go of as the stream moves on
+  // (release_read_pages), so a side holds a few MiB of its file, not the tensor.
   const auto stored = [](const Dump& d, const DumpTensorInfo& t, const Tensor& view) {
     auto kept_from = std::make_shared<const std::byte*>(view.bytes());
-    const auto read = [view, kept_from](size_t offset, size_t, std::byte*) {
+    const auto read = [view, kept_from](size_t offset, size_t) {
       const std::byte* at = view.bytes() + offset;
       if (at - *kept_from >= kReleaseEvery) *kept_from = release_read_pages(*kept_from, at);
       return at;
@@ -70,41 +69,51 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
     return StoredOutput{read,
                         [&d, &t](const std::string& hash) { d.check_hash(t, hash); }, [&d, &t] { return d.load(t); }};
   };
+  // How a side's output is read. Element-wise pass: recorded hashes that differ say the bytes will
+  // be compared: float outputs of one dtype and shape are streamed by the judge (each byte read
+  // once, in place from a mapping of the file, hashed as it passes); outputs of another shape
+  // differ in structure, which the pass sees without reading them (two float dtypes of one shape
+  // are compared, widened; the local checks read them whole). A local check streams a float
+  // output against the judge's (each side on its own). Other outputs are read whole once where
+  // their bytes differ; otherwise both are hashed first, and read only if they differ after all
+  // (a manifest that lies), the same bytes only mapped, for the few elements the mistrust scan
+  // reads. Either way identity comes from hashes of the bytes.
+  enum class Reading { Streamed, Unread, Other };
   for (size_t k = 0; k < std::max(la.outputs.size(), lb.outputs.size()); ++k) {
     const DumpTensorInfo* ta = k < la.outputs.size() ? &la.outputs[k] : nullptr;
     const DumpTensorInfo* tb = k < lb.outputs.size() ? &lb.outputs[k] : nullptr;
-    // Element-wise pass: recorded hashes that differ say the bytes will be compared: float
-    // outputs of one dtype and shape are streamed by the judge (each byte read once, in place
-    // from a mapping of the file, hashed as it passes), others read whole once. Otherwise both are hashed
-    // first, and read only if they differ after all (a manifest that lies); the same bytes are
-    // only mapped, for the few elements the mistrust scan reads. Either way identity comes from
-    // hashes of the bytes.
-    const bool recorded_differ = ta && tb && !ta->hash.empty() && !tb->hash.empty() && ta->hash != tb->hash;
-    const std::optional<DType> dtype = ta ? dtype_from_name(ta->dtype) : std::nullopt;
-    const bool streamed = stream && recorded_differ && !Dump::legacy_hash(*ta) && !Dump::legacy_hash(*tb) && dtype &&
-                          is_floating(*dtype) && ta->dtype == tb->dtype && ta->shape == tb->shape;
-    // Outputs of another shape differ in structure, which the element-wise pass sees without
-    // reading them (two float dtypes of one shape are compared, widened); the local checks read
-    // them whole.
-    const bool unread = stream && recorded_differ && !Dump::legacy_hash(*ta) && !Dump::legacy_hash(*tb) && ta->shape != tb->shape;
-    const auto whole = [&] { return recorded_differ || (ta && tb && a.hash_of(*ta) != b.hash_of(*tb)); };
+    const bool recorded_differ = ta && tb && !ta->hash.empty() && !tb->hash.empty() && ta->hash != tb->hash &&
+                                 !Dump::legacy_hash(*ta) && !Dump::legacy_hash(*tb);
+    const auto reading = [&](const DumpTensorInfo& t) {
+      const std::optional<DType> dtype = dtype_from_name(t.dtype);
+      const bool floats = dtype && is_floating(*dtype);
+      if (!stream) return floats && !Dump::legacy_hash(t) ? Reading::Streamed : Reading::Other;
+      if (!recorded_differ) return Reading::Other;
+      if (ta->shape != tb->shape) return Reading::Unread;
+      return floats && ta->dtype == tb->dtype ? Reading::Streamed : Reading::Other;
+    };
+    const auto whole = [&] {
+      return (ta && tb && !ta->hash.empty() && !tb->hash.empty() && ta->hash != tb->hash) ||
+             (ta && tb && a.hash_of(*ta) != b.hash_of(*tb));
+    };
     for (auto [d, t, side] : {std::tuple{&a, ta, &s.first}, std::tuple{&b, tb, &s.second}}) {
       if (!t) continue;
       side->roles.push_back(t->role);
-      // A local check streams a float output against the judge's (each side on its own).
-      const std::optional<DType> own = dtype_from_name(t->dtype);
-      const bool checked_streamed = !stream && own && is_floating(*own) && !Dump::legacy_hash(*t);
-      if (unread) {
-        side->outputs.push_back(d->view_checked_later(*t, false));
-        side->hashes.emplace_back();  // not needed: they cannot be identical
-      } else if (streamed || checked_streamed) {
-        side->outputs.push_back(d->unchecked_view(*t));
-        side->hashes.emplace_back();  // computed as the judge streams it
-        side->stored.resize(k + 1);
-        side->stored[k] = stored(*d, *t, side->outputs.back());
-      } else {
-        side->outputs.push_back(whole() ? d->load(*t) : d->view(*t));
-        side->hashes.push_back(d->hash_of(*t));
+      switch (reading(*t)) {
+        case Reading::Unread:
+          side->outputs.push_back(d->view_checked_later(*t, false));
+          side->hashes.emplace_back();  // not needed: they cannot be identical
+          break;
+        case Reading::Streamed:
+          side->outputs.push_back(d->unchecked_view(*t));
+          side->hashes.emplace_back();  // computed as the judge streams it
+          side->stored.resize(k + 1);
+          side->stored[k] = stored(*d, *t, side->outputs.back());
+          break;
+        case Reading::Other:
+          side->outputs.push_back(whole() ? d->load(*t) : d->view(*t));
+          side->hashes.push_back(d->hash_of(*t));
+          break;
       }
     }
   }

@@ -67,17 +67,13 @@ Tensor Dump::load(const DumpTensorInfo& t) const {
 
 Tensor Dump::view(const DumpTensorInfo& t, bool populate) const {
   verified_hash(dir + "/" + t.file, t);
-  NpyReadOptions options;
-  options.populate = populate;
-  return mapped(t, options);
+  return mapped(t, populate);
 }
 
 Tensor Dump::view_checked_later(const DumpTensorInfo& t, bool populate) const {
   if (legacy_hash(t)) return view(t, populate);  // checked on the whole tensor, now
   check_later(t);
-  NpyReadOptions options;
-  options.populate = populate;
-  return mapped(t, options);
+  return mapped(t, populate);
 }
 
 void Dump::check_later(const DumpTensorInfo& t) const {
@@ -112,11 +108,14 @@ void Dump::check_owed() const {
   for (const DumpTensorInfo& t : owed) verified_hash(dir + "/" + t.file, t);
 }
 
-// Mapped at any size: its bytes are streamed by the caller, not read through the mapping.
-Tensor Dump::unchecked_view(const DumpTensorInfo& t) const { return mapped(t, NpyReadOptions{0}); }
+// Mapped at any size: the caller streams its bytes through the mapping, hashing them as they pass.
+Tensor Dump::unchecked_view(const DumpTensorInfo& t) const { return mapped(t, false, true); }
 
-Tensor Dump::mapped(const DumpTensorInfo& t, const NpyReadOptions& options) const {
+Tensor Dump::mapped(const DumpTensorInfo& t, bool populate, bool at_any_size) const {
   const std::string path = dir + "/" + t.file;
+  NpyReadOptions options;
+  options.populate = populate;
+  if (at_any_size) options.map_threshold = 0;
   Tensor x = read_npy(path, options);
   check_as_listed(path, x.dtype(), x.shape(), t);
   return x;

@@ -50,7 +50,7 @@ struct Dump {
   // `populate`: every page mapped at once, for a caller that reads all over it.
   Tensor view(const DumpTensorInfo& t, bool populate = false) const;
   // The tensor mapped, dtype and shape checked, its bytes neither read nor checked: for a caller
-  // that streams them from the file itself and hands their hash to check_hash.
+  // that streams them through the mapping and hands their hash to check_hash.
   Tensor unchecked_view(const DumpTensorInfo& t) const;
   // view(t, populate) with the check of its bytes owed, not made first: check_owed() makes it,
   // by then usually against the hash of a stream of the same file (an input is an earlier
@@ -76,7 +76,9 @@ struct Dump {
   // content_hash of the file's bytes, checked against the hash the manifest records.
   std::string verified_hash(const std::string& path, const DumpTensorInfo& t) const;
   const std::string* known_hash(const std::string& path) const;  // null when not hashed yet
-  Tensor mapped(const DumpTensorInfo& t, const NpyReadOptions& options) const;  // dtype, shape checked
+  // The tensor as read_npy gives it (mapped from NpyReadOptions' size, or `at_any_size`), its
+  // dtype and shape checked against the entry.
+  Tensor mapped(const DumpTensorInfo& t, bool populate, bool at_any_size = false) const;
   const std::string& remember(const std::string& path, std::string hash) const;
 
   // File path -> hash of its bytes, shared by copies of the Dump and by threads loading at once.

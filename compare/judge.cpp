@@ -175,8 +175,8 @@ Comparable comparable(const Tensor& x, const Tensor& y) {
   return {float_values_as(x, DType::Float64), float_values_as(y, DType::Float64), narrow};
 }
 
-// Where a streamed tensor's pieces come from: a stored output (read into a buffer of the
-// thread's, hashed as it passes) or a tensor in memory (used in place).
+// Where a streamed tensor's pieces come from: a stored output (read where it lies, hashed as it
+// passes) or a tensor in memory.
 struct PieceSource {
   const StoredOutput* stored;
   const Tensor* memory;
@@ -197,13 +197,11 @@ StreamedPair stream_pair(DType dtype, const Shape& shape, const Tolerance& tol, 
   r.kept_a = std::make_shared<std::vector<double>>(keep.size()), r.kept_b = std::make_shared<std::vector<double>>(keep.size());
   const size_t item = dtype_size(dtype);
   const int64_t n = shape.numel(), piece = TensorCompareStream::piece_elements();
-  thread_local std::vector<std::byte> buf_a, buf_b;
   TensorCompareStream compare(dtype, shape, tol);
   ContentHasher hash_a, hash_b;
-  const auto take = [&](const PieceSource& src, std::vector<std::byte>& buf, ContentHasher& hash, int64_t lo, size_t bytes) {
+  const auto take = [&](const PieceSource& src, ContentHasher& hash, int64_t lo, size_t bytes) {
     if (src.memory) return src.memory->bytes() + size_t(lo) * item;
-    buf.resize(size_t(piece) * item);
-    const std::byte* p = src.stored->read(size_t(lo) * item, bytes, buf.data());
+    const std::byte* p = src.stored->read(size_t(lo) * item, bytes);
     hash.update(p, bytes);
     return p;
   };
@@ -211,8 +209,8 @@ StreamedPair stream_pair(DType dtype, const Shape& shape, const Tolerance& tol, 
   for (int64_t lo = 0; lo < n; lo += piece) {
     const int64_t count = std::min(piece, n - lo);
     const size_t bytes = size_t(count) * item;
-    const std::byte* pa = take(a, buf_a, hash_a, lo, bytes);
-    const std::byte* pb = take(b, buf_b, hash_b, lo, bytes);
+    const std::byte* pa = take(a, hash_a, lo, bytes);
+    const std::byte* pb = take(b, hash_b, lo, bytes);
     compare.feed(pa, pb, count);
     for (; next < keep.size() && keep[next] < lo + count; ++next) {
       (*r.kept_a)[next] = element_as_double(dtype, pa, keep[next] - lo);

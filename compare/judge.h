@@ -63,9 +63,9 @@ TensorDiff judge_output(const Call& call, size_t k, const std::vector<Tensor>& i
 // read in order and checks it against what the store records (throws when corrupt); `load()`
 // reads it whole, checked, for a comparison that cannot stream it.
 struct StoredOutput {
-  // n data bytes from `offset`: a pointer to them where they lie (a mapping), or `scratch` (room
-  // for n) after copying them there.
-  std::function<const std::byte*(size_t offset, size_t n, std::byte* scratch)> read;
+  // The data bytes from `offset` on, where they lie (a mapping the side holds), for the next n
+  // bytes to be read; the caller reads the file in order, so what lies before may be let go of.
+  std::function<const std::byte*(size_t offset, size_t n)> read;
   std::function<void(const std::string& hash)> check;
   std::function<Tensor()> load;
 };

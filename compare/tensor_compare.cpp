@@ -322,8 +322,8 @@ class FloatResult {
   std::vector<Partial>& parts() { return parts_; }
 
   // `scalar_again(lo, hi)`: the scalar pass over one chunk again, for the worst element when it
-  // lies in a chunk the fast pass took (null where every such chunk had it pinned); `a_mistrust`: mistrust_reason of A, asked only when the
-  // elements agree.
+  // lies in a chunk the fast pass took (null where every such chunk had it pinned);
+  // `a_mistrust`: mistrust_reason of A, asked only when the elements agree.
   TensorDiff finish(const std::function<Partial(int64_t lo, int64_t hi)>& scalar_again, const std::function<std::string()>& a_mistrust) {
     TensorDiff r;
     r.count = shape_.numel();
