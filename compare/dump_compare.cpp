@@ -125,7 +125,7 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
     if (l.inputs.empty()) return;
     side.inputs = [&d, &l, stream] {
       std::vector<Tensor> in;
-      for (const DumpTensorInfo& t : l.inputs) in.push_back(stream ? d.view_checked_later(t, true) : d.load(t));
+      for (const DumpTensorInfo& t : l.inputs) in.push_back(stream ? d.view_checked_later(t, true) : d.view(t));
       return in;
     };
   };
