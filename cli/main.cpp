@@ -11,6 +11,7 @@
 #include "cli/exit_codes.h"
 #include "core/error.h"
 #include "core/gpu.h"
+#include "core/mapped_file.h"
 #include "core/thread_pool.h"
 #include "core/version.h"
 
@@ -31,6 +32,9 @@ int main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f), write() then fails with EFBIG, which the writers report
   // as an I/O error naming the file, instead of the process dying from SIGXFSZ.
   std::signal(SIGXFSZ, SIG_IGN);
+  // Dump files are read through mappings: one truncated underneath is an I/O error (exit 3) in
+  // one line, not a crash.
+  parity::exit_on_truncated_mapping(3);
   CLI::App app(
       "parity: checks that a CUDA kernel computes what its CPU reference computes, on the tensor\n"
       "shapes a real model (YOLOv5) uses, and finds the first layer where two devices part ways.",

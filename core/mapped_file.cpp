@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 
 #include "core/error.h"
@@ -38,6 +39,25 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, bool
   }
   ::close(fd);  // the mapping keeps the file alive
   return std::shared_ptr<const MappedFile>(new MappedFile(path, data, size));
+}
+
+namespace {
+volatile std::sig_atomic_t truncated_mapping_exit_code = 3;
+
+void on_sigbus(int) {
+  static const char message[] =
+      "parity: a file being read changed size while it was mapped (truncated by another process?): stopped\n";
+  (void)!::write(STDERR_FILENO, message, sizeof message - 1);  // async-signal-safe, as is _exit
+  ::_exit(truncated_mapping_exit_code);
+}
+}  // namespace
+
+void exit_on_truncated_mapping(int code) {
+  truncated_mapping_exit_code = code;
+  struct sigaction action {};
+  action.sa_handler = on_sigbus;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGBUS, &action, nullptr);
 }
 
 const std::byte* release_read_pages(const std::byte* from, const std::byte* to) {

@@ -30,6 +30,12 @@ class MappedFile {
   size_t size_;
 };
 
+// A read through a mapping of a file that another process truncated meanwhile raises SIGBUS,
+// which would end the process without a word. For a command-line program: from this call on,
+// that prints one line on stderr saying so and exits with `code` (nothing is finished after it:
+// a report being written stays a hidden temporary, never a complete-looking file).
+void exit_on_truncated_mapping(int code);
+
 // Takes the whole 2 MiB blocks of a read-only mapping that lie inside [from, to) out of this
 // process's resident set, for a caller done reading them: a file streamed through its mapping
 // then holds a few MiB at a time, not the file. Read again, the pages fault back in from the

@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "core/host_memory.h"
+#include "core/mapped_file.h"
 #include "core/npy.h"
 #include "support/test_support.h"
 
@@ -98,6 +102,25 @@ TEST(Tensor, MappedViewIsReadOnlyAndBounded) {
   EXPECT_THROW(Tensor::view(DType::Float32, Shape{4}, file, 2), Error);  // misaligned
   EXPECT_THROW(MappedFile::open(dir.file("absent.npy")), Error);
   EXPECT_THROW(MappedFile::open(dir.path()), Error);  // a folder
+}
+
+// A mapped file cut short by another process: the read that meets the missing page ends the
+// process with one line and exit code 3 (as the command line installs it), not a crash.
+TEST(MappedFileDeathTest, ReadOfATruncatedMappingExitsWithOneLine) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  test::TempDir dir;
+  const std::string path = dir.file("cut.bin");
+  test::write_bytes(path, std::string(size_t(1) << 20, 'x'));
+  EXPECT_EXIT(
+      {
+        exit_on_truncated_mapping(3);
+        const auto file = MappedFile::open(path);
+        if (::truncate(path.c_str(), 0) != 0) std::exit(1);
+        volatile std::byte b = file->data()[size_t(1) << 19];
+        (void)b;
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(3), "changed size while it was mapped");
 }
 
 }  // namespace
