@@ -203,7 +203,7 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) bo
     const float x = a[i], y = b[i];
     const auto bx = __builtin_bit_cast(int32_t, x), by = __builtin_bit_cast(int32_t, y);
     // An exponent of all ones (NaN, Inf) carries into the sign bit.
-    exponents |= uint32_t((bx & 0x7f800000) + 0x00800000) | uint32_t((by & 0x7f800000) + 0x00800000);
+    exponents |= ((uint32_t(bx) & 0x7f800000u) + 0x00800000u) | ((uint32_t(by) & 0x7f800000u) + 0x00800000u);
     const float d = std::fabs(x - y), ax = std::fabs(x);
     max_abs = d > max_abs ? d : max_abs;
     const double xd = x, yd = y, dd = std::fabs(xd - yd);
