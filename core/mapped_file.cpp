@@ -5,13 +5,51 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
+#include <cstring>
 
 #include "core/error.h"
 
 namespace parity {
+
+namespace {
+
+// The mappings alive, for the SIGBUS handler to name the file a fault lies in. Fixed slots and
+// atomics only: the handler may read them at any moment, and takes no lock. A mapping that finds
+// no free slot is simply not named.
+struct MappingSlot {
+  std::atomic<int> state{0};  // 0 free, 1 being written or cleared, 2 readable
+  uintptr_t begin = 0, end = 0;
+  char path[1024] = {};
+};
+MappingSlot mapping_slots[256];
+
+MappingSlot* register_mapping(const std::string& path, const std::byte* data, size_t size) {
+  for (MappingSlot& slot : mapping_slots) {
+    int expected = 0;
+    if (!slot.state.compare_exchange_strong(expected, 1)) continue;
+    slot.begin = reinterpret_cast<uintptr_t>(data), slot.end = slot.begin + size;
+    const size_t n = std::min(path.size(), sizeof slot.path - 1);
+    std::memcpy(slot.path, path.data(), n);
+    slot.path[n] = '\0';
+    slot.state.store(2);
+    return &slot;
+  }
+  return nullptr;
+}
+
+void unregister_mapping(MappingSlot* slot) {
+  if (!slot) return;
+  slot->state.store(1);
+  slot->begin = slot->end = 0;
+  slot->state.store(0);
+}
+
+}  // namespace
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, bool populate) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -38,16 +76,26 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, bool
     data = static_cast<const std::byte*>(p);
   }
   ::close(fd);  // the mapping keeps the file alive
-  return std::shared_ptr<const MappedFile>(new MappedFile(path, data, size));
+  auto file = std::shared_ptr<MappedFile>(new MappedFile(path, data, size));
+  if (data) file->slot_ = register_mapping(path, data, size);
+  return file;
 }
 
 namespace {
 volatile std::sig_atomic_t truncated_mapping_exit_code = 3;
 
-void on_sigbus(int) {
-  static const char message[] =
-      "parity: a file being read changed size while it was mapped (truncated by another process?): stopped\n";
-  (void)!::write(STDERR_FILENO, message, sizeof message - 1);  // async-signal-safe, as is _exit
+void say(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
+
+// Only async-signal-safe calls: write, strlen, _exit.
+void on_sigbus(int, siginfo_t* info, void*) {
+  const auto at = reinterpret_cast<uintptr_t>(info->si_addr);
+  const char* path = nullptr;
+  for (const MappingSlot& slot : mapping_slots) {
+    if (slot.state.load() == 2 && slot.begin <= at && at < slot.end) path = slot.path;
+  }
+  say("parity: ");
+  if (path) say(path), say(": ");
+  say("file shrank while it was read (mapped; truncated by another process?)\n");
   ::_exit(truncated_mapping_exit_code);
 }
 }  // namespace
@@ -55,7 +103,8 @@ void on_sigbus(int) {
 void exit_on_truncated_mapping(int code) {
   truncated_mapping_exit_code = code;
   struct sigaction action {};
-  action.sa_handler = on_sigbus;
+  action.sa_sigaction = on_sigbus;
+  action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
   ::sigaction(SIGBUS, &action, nullptr);
 }
@@ -72,6 +121,7 @@ const std::byte* release_read_pages(const std::byte* from, const std::byte* to) 
 }
 
 MappedFile::~MappedFile() {
+  unregister_mapping(static_cast<MappingSlot*>(slot_));
   if (data_) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 

@@ -28,12 +28,13 @@ class MappedFile {
   std::string path_;
   const std::byte* data_;
   size_t size_;
+  void* slot_ = nullptr;  // where the SIGBUS handler finds this mapping's path (mapped_file.cpp)
 };
 
 // A read through a mapping of a file that another process truncated meanwhile raises SIGBUS,
 // which would end the process without a word. For a command-line program: from this call on,
-// that prints one line on stderr saying so and exits with `code` (nothing is finished after it:
-// a report being written stays a hidden temporary, never a complete-looking file).
+// that prints one line on stderr naming the file and exits with `code` (nothing is finished
+// after it: a report being written stays a hidden temporary, never a complete-looking file).
 void exit_on_truncated_mapping(int code);
 
 // Takes the whole 2 MiB blocks of a read-only mapping that lie inside [from, to) out of this

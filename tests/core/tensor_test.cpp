@@ -105,7 +105,8 @@ TEST(Tensor, MappedViewIsReadOnlyAndBounded) {
 }
 
 // A mapped file cut short by another process: the read that meets the missing page ends the
-// process with one line and exit code 3 (as the command line installs it), not a crash.
+// process with one line naming the file and exit code 3 (as the command line installs it), not
+// a crash.
 TEST(MappedFileDeathTest, ReadOfATruncatedMappingExitsWithOneLine) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   test::TempDir dir;
@@ -120,7 +121,7 @@ TEST(MappedFileDeathTest, ReadOfATruncatedMappingExitsWithOneLine) {
         (void)b;
         std::exit(0);
       },
-      ::testing::ExitedWithCode(3), "changed size while it was mapped");
+      ::testing::ExitedWithCode(3), "cut\\.bin: file shrank while it was read");
 }
 
 }  // namespace
