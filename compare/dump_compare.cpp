@@ -82,8 +82,9 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
   for (size_t k = 0; k < std::max(la.outputs.size(), lb.outputs.size()); ++k) {
     const DumpTensorInfo* ta = k < la.outputs.size() ? &la.outputs[k] : nullptr;
     const DumpTensorInfo* tb = k < lb.outputs.size() ? &lb.outputs[k] : nullptr;
-    const bool recorded_differ = ta && tb && !ta->hash.empty() && !tb->hash.empty() && ta->hash != tb->hash &&
-                                 !Dump::legacy_hash(*ta) && !Dump::legacy_hash(*tb);
+    // Recorded hashes that differ; of the current algorithm, they also say how to read.
+    const bool hashes_differ = ta && tb && !ta->hash.empty() && !tb->hash.empty() && ta->hash != tb->hash;
+    const bool recorded_differ = hashes_differ && !Dump::legacy_hash(*ta) && !Dump::legacy_hash(*tb);
     const auto reading = [&](const DumpTensorInfo& t) {
       const std::optional<DType> dtype = dtype_from_name(t.dtype);
       const bool floats = dtype && is_floating(*dtype);
@@ -92,10 +93,7 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
       if (ta->shape != tb->shape) return Reading::Unread;
       return floats && ta->dtype == tb->dtype ? Reading::Streamed : Reading::Other;
     };
-    const auto whole = [&] {
-      return (ta && tb && !ta->hash.empty() && !tb->hash.empty() && ta->hash != tb->hash) ||
-             (ta && tb && a.hash_of(*ta) != b.hash_of(*tb));
-    };
+    const auto whole = [&] { return hashes_differ || (ta && tb && a.hash_of(*ta) != b.hash_of(*tb)); };
     for (auto [d, t, side] : {std::tuple{&a, ta, &s.first}, std::tuple{&b, tb, &s.second}}) {
       if (!t) continue;
       side->roles.push_back(t->role);

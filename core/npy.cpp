@@ -324,8 +324,7 @@ Tensor read_npy(const std::string& path, const NpyReadOptions& options, NpyInfo*
 
 namespace {
 // An open .npy file read with pread(2) into one small buffer per thread: small enough to stay in
-// the cache between the read and its use, and no mapping to fault in and tear down (both costly
-// on a virtual machine).
+// the cache between the read and its use, and no mapping to fault in and tear down.
 class NpyReader {
  public:
   explicit NpyReader(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {

@@ -44,9 +44,10 @@ NpyHeaderInfo stream_npy_data(const std::string& path, const std::function<void(
 
 // The whole tensor, read (not mapped) into owned memory piece by piece through read(2);
 // `each_piece` sees each piece of data bytes just after it is read, while it is in the cache, so
-// hashing it costs little more than the read. On a virtual machine the copy is cheaper than
-// faulting a mapping in: 10 GB/s against 2.4 GB/s for a 50 MiB file in the page cache on the
-// development VM. Refuses what read_npy refuses.
+// hashing it costs little more than the read. Whether this copy or a mapping reads faster depends
+// on the kernel's page cache (on the development VM: 10 against 2.4 GB/s in earlier measurements,
+// 6 to 9 against 11 to 18 GB/s under Linux 6.18; docs/DESIGN.md, "Reading"). Refuses what
+// read_npy refuses.
 Tensor read_npy_whole(const std::string& path, const std::function<void(const std::byte*, size_t)>& each_piece = {});
 
 // Parses a whole .npy image held in memory; `name` is used in error messages. The tensor owns a

@@ -201,6 +201,26 @@ TEST(TensorCompare, PerElementBoundAddsToTheTolerance) {
   EXPECT_EQ(calls, 2);  // asked only for the element beyond atol + rtol * |a|, once per compare
 }
 
+// The count beyond tolerance and the first element of the largest excess, by a plain loop over
+// every element in float64 (the per-element bound, when there is one, added where the defaults
+// are exceeded): what the comparison's chunked and vectorised passes must give.
+struct PlainVerdict {
+  int64_t bad = 0, worst = -1;
+  double worst_allowed = 0;
+};
+PlainVerdict plain_loop(const float* x, const float* y, int64_t n, const Tolerance& tol) {
+  PlainVerdict v;
+  double worst_excess = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = std::fabs(double(x[i]) - double(y[i]));
+    double allowed = tol.atol + tol.rtol * std::fabs(double(x[i]));
+    if (d > allowed && tol.bound) allowed += tol.bound(i);
+    v.bad += d > allowed;
+    if (d - allowed > worst_excess) worst_excess = d - allowed, v.worst = i, v.worst_allowed = allowed;
+  }
+  return v;
+}
+
 // Over several chunks, where some chunks need the bound and others do not: the count beyond
 // tolerance, the worst element and its allowance are those of a plain loop over every element.
 TEST(TensorCompare, PerElementBoundOverManyChunksMatchesAPlainLoop) {
@@ -215,20 +235,12 @@ TEST(TensorCompare, PerElementBoundOverManyChunksMatchesAPlainLoop) {
   }
   Tolerance tol = default_tolerance(DType::Float32);
   tol.bound = [](int64_t i) { return i % 2 == 0 ? 5e-5 : 1e-6; };
-  int64_t bad = 0, worst = -1;
-  double worst_excess = -INFINITY, worst_allowed = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = std::fabs(double(x[i]) - double(y[i]));
-    double allowed = tol.atol + tol.rtol * std::fabs(double(x[i]));
-    if (d > allowed) allowed += tol.bound(i);
-    bad += d > allowed;
-    if (d - allowed > worst_excess) worst_excess = d - allowed, worst = i, worst_allowed = allowed;
-  }
-  ASSERT_GT(bad, 1);
+  const PlainVerdict plain = plain_loop(x, y, n, tol);
+  ASSERT_GT(plain.bad, 1);
   const TensorDiff r = compare_tensors(a, b, tol);
-  EXPECT_EQ(r.bad, bad);
-  EXPECT_EQ(r.worst_index, worst);
-  EXPECT_EQ(r.worst_allowed, worst_allowed);
+  EXPECT_EQ(r.bad, plain.bad);
+  EXPECT_EQ(r.worst_index, plain.worst);
+  EXPECT_EQ(r.worst_allowed, plain.worst_allowed);
   EXPECT_EQ(r.state, State::Failed);
 }
 
@@ -256,16 +268,8 @@ TEST(TensorCompare, WorstElementIsTheFirstOfTiesAsAPlainLoopFindsIt) {
     SCOPED_TRACE(bounded ? "with a per-element bound" : "without a bound");
     Tolerance tol = default_tolerance(DType::Float32);
     if (bounded) tol.bound = [](int64_t i) { return i % 3 == 0 ? 1e-4 : 1e-6; };
-    int64_t bad = 0, worst = -1;
-    double worst_excess = -INFINITY, worst_allowed = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const double d = std::fabs(double(x[i]) - double(y[i]));
-      double allowed = tol.atol + tol.rtol * std::fabs(double(x[i]));
-      if (d > allowed && tol.bound) allowed += tol.bound(i);
-      bad += d > allowed;
-      if (d - allowed > worst_excess) worst_excess = d - allowed, worst = i, worst_allowed = allowed;
-    }
-    ASSERT_EQ(worst, 1000);
+    const PlainVerdict plain = plain_loop(x, y, n, tol);
+    ASSERT_EQ(plain.worst, 1000);
     const TensorDiff whole = compare_tensors(a, b, tol);
     TensorCompareStream stream(DType::Float32, a.shape(), tol);
     const int64_t piece = TensorCompareStream::piece_elements();
@@ -273,9 +277,9 @@ TEST(TensorCompare, WorstElementIsTheFirstOfTiesAsAPlainLoopFindsIt) {
       stream.feed(a.bytes() + size_t(lo) * 4, b.bytes() + size_t(lo) * 4, std::min(piece, n - lo));
     }
     for (const TensorDiff& r : {whole, stream.finish()}) {
-      EXPECT_EQ(r.bad, bad);
-      EXPECT_EQ(r.worst_index, worst);
-      EXPECT_EQ(r.worst_allowed, worst_allowed);
+      EXPECT_EQ(r.bad, plain.bad);
+      EXPECT_EQ(r.worst_index, plain.worst);
+      EXPECT_EQ(r.worst_allowed, plain.worst_allowed);
     }
   }
 }
