@@ -6,6 +6,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <tuple>
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
@@ -37,6 +38,9 @@ int run_bench(const Options& o) {
   }
   if (cases.empty()) throw Error("no case of " + o.model + " matches --op '" + o.op + "' and --filter '" + o.filter + "'");
 
+  std::vector<std::string> lines;
+  for (const Case& c : cases) lines.push_back(c.line);
+  for (const std::string& note : backend_notes({o.bench.backend_a, o.bench.backend_b}, lines)) fmt::print("{}\n", note);
   Progress progress;
   const auto rows = bench_cases(cases, o.bench, [&](size_t i, size_t n) {
     progress.show(int64_t(i) + 1, int64_t(n), cases[i % cases.size()].name);
@@ -46,43 +50,67 @@ int run_bench(const Options& o) {
   const std::string what = o.cases_file.empty() ? fmt::format("{} {}x{} batch {}", o.model, o.img, o.img, o.batch) : o.cases_file;
   fmt::print("{}: {} cases, {} threads, median of {} runs after {} warm-up\n", what, rows.size(), num_threads(), o.bench.repeat,
              o.bench.warmup);
-  // GPU backends also get their device time (kernels without transfers) and the rate it gives:
-  // TFLOP/s for conv2d, GB/s (bytes read and written once) for the rest.
-  const bool dev_a = std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return !std::isnan(r.device_ms_a); });
-  const bool dev_b = std::any_of(rows.begin(), rows.end(), [](const BenchRow& r) { return !std::isnan(r.device_ms_b); });
+  // GPU backends also get their kernel time (gpu.h: the kernels alone, no allocation, fill,
+  // guard or transfer) and the rate it gives: TFLOP/s for conv2d, GB/s (bytes read and written
+  // once) for the rest.
+  auto on_gpu = [&](auto side) {
+    return std::any_of(rows.begin(), rows.end(), [&](const BenchRow& r) { return !std::isnan(side(r).kernel_ms); });
+  };
+  const bool dev_a = on_gpu([](const BenchRow& r) { return r.a; }), dev_b = on_gpu([](const BenchRow& r) { return r.b; });
+  const bool dev = dev_a || dev_b;
   auto rate = [](const BenchRow& r, double ms) {
     if (std::isnan(ms) || ms <= 0) return std::string("-");
     return r.flops > 0 ? fmt::format("{:.1f} TF/s", r.flops / ms * 1e-9) : fmt::format("{:.0f} GB/s", r.bytes / ms * 1e-6);
   };
+  // Kernel time where the side has one, wall time for a CPU backend.
+  auto kernel_or_wall = [](const BenchTiming& t) { return std::isnan(t.kernel_ms) ? t.wall_ms : t.kernel_ms; };
   const std::string a = o.bench.backend_a, b = o.bench.backend_b;
   size_t w = 24;
   for (const BenchRow& r : rows) w = std::max(w, r.name.size());
   fmt::print("{:<{}} {:>12} {:>12} {:>7}", "name", w, a + " ms", b + " ms", "ratio");
-  if (dev_a || dev_b) fmt::print(" {:>14} {:>14} {:>7} {:>12} {:>12}", a + " dev ms", b + " dev ms", "ratio", a + " rate", b + " rate");
+  if (dev) fmt::print(" {:>16} {:>16} {:>7} {:>12} {:>12}", a + " kernel ms", b + " kernel ms", "ratio", a + " rate", b + " rate");
   fmt::print("  case\n");
-  double ta = 0, tb = 0, da = 0, db = 0;
+  BenchTiming ta, tb;
+  double ka = 0, kb = 0;
+  auto add = [](BenchTiming& sum, const BenchTiming& t) {
+    sum.wall_ms += t.wall_ms, sum.alloc_ms += t.alloc_ms, sum.transfer_ms += t.transfer_ms, sum.guard_ms += t.guard_ms;
+  };
   for (const BenchRow& r : rows) {
-    ta += r.ms_a, tb += r.ms_b;
-    fmt::print("{:<{}} {:>12.3f} {:>12.3f} {:>7.2f}", r.name, w, r.ms_a, r.ms_b, r.ms_a / r.ms_b);
-    if (dev_a || dev_b) {
-      const double xa = dev_a ? r.device_ms_a : r.ms_a, xb = dev_b ? r.device_ms_b : r.ms_b;
-      da += xa, db += xb;
-      fmt::print(" {:>14.4f} {:>14.4f} {:>7.2f} {:>12} {:>12}", xa, xb, xa / xb, rate(r, xa), rate(r, xb));
+    add(ta, r.a), add(tb, r.b);
+    fmt::print("{:<{}} {:>12.3f} {:>12.3f} {:>7.2f}", r.name, w, r.a.wall_ms, r.b.wall_ms, r.a.wall_ms / r.b.wall_ms);
+    if (dev) {
+      const double xa = kernel_or_wall(r.a), xb = kernel_or_wall(r.b);
+      ka += xa, kb += xb;
+      fmt::print(" {:>16.4f} {:>16.4f} {:>7.2f} {:>12} {:>12}", xa, xb, xa / xb, rate(r, xa), rate(r, xb));
     }
     fmt::print("  {}\n", r.line);
   }
-  fmt::print("{:<{}} {:>12.1f} {:>12.1f} {:>7.2f}", "total", w, ta, tb, ta / tb);
-  if (dev_a || dev_b) fmt::print(" {:>14.3f} {:>14.3f} {:>7.2f}", da, db, da / db);
-  fmt::print("  ({} / {}{})\n", a, b, dev_a || dev_b ? "; dev: device time without transfers, wall time for CPU backends" : "");
+  fmt::print("{:<{}} {:>12.1f} {:>12.1f} {:>7.2f}", "total", w, ta.wall_ms, tb.wall_ms, ta.wall_ms / tb.wall_ms);
+  if (dev) fmt::print(" {:>16.3f} {:>16.3f} {:>7.2f}", ka, kb, ka / kb);
+  fmt::print("  ({} / {}{})\n", a, b, dev ? "; kernel: the op's kernels alone on the GPU, wall time for CPU backends" : "");
+  // Where the wall time of a GPU backend went besides its kernels.
+  for (const auto& [name, t, k, on] : {std::tuple{a, ta, ka, dev_a}, std::tuple{b, tb, kb, dev_b}}) {
+    if (!on) continue;
+    const double named = t.alloc_ms + t.transfer_ms + t.guard_ms;
+    if (named > 0) {
+      fmt::print("{}: wall {:.1f} ms = kernels {:.1f} + transfers {:.1f} + allocation {:.1f} + guard checks {:.1f} + fills, launches "
+                 "and syncs {:.1f}\n",
+                 name, t.wall_ms, k, t.transfer_ms, t.alloc_ms, t.guard_ms, t.wall_ms - k - named);
+    } else {
+      fmt::print("{}: wall {:.1f} ms = kernels {:.1f} + transfers, allocation and the rest {:.1f}\n", name, t.wall_ms, k, t.wall_ms - k);
+    }
+  }
   if (!o.json.empty()) {
+    auto side = [](const BenchTiming& t) {
+      nlohmann::json j = {{"wall_ms", t.wall_ms}, {"alloc_ms", t.alloc_ms}, {"transfer_ms", t.transfer_ms}, {"guard_ms", t.guard_ms}};
+      if (!std::isnan(t.kernel_ms)) j["kernel_ms"] = t.kernel_ms;
+      return j;
+    };
     nlohmann::json j = {{"model", o.model}, {"img", o.img}, {"batch", o.batch}, {"threads", num_threads()},
-                        {"backend_a", o.bench.backend_a}, {"backend_b", o.bench.backend_b},
-                        {"repeat", o.bench.repeat}, {"total_ms_a", ta}, {"total_ms_b", tb}, {"rows", nlohmann::json::array()}};
+                        {"backend_a", a}, {"backend_b", b}, {"repeat", o.bench.repeat}, {"total_ms_a", ta.wall_ms},
+                        {"total_ms_b", tb.wall_ms}, {"rows", nlohmann::json::array()}};
     for (const BenchRow& r : rows) {
-      nlohmann::json row = {{"name", r.name}, {"line", r.line}, {"ms_a", r.ms_a}, {"ms_b", r.ms_b}, {"bytes", r.bytes}, {"flops", r.flops}};
-      if (!std::isnan(r.device_ms_a)) row["device_ms_a"] = r.device_ms_a;
-      if (!std::isnan(r.device_ms_b)) row["device_ms_b"] = r.device_ms_b;
-      j["rows"].push_back(row);
+      j["rows"].push_back({{"name", r.name}, {"line", r.line}, {"bytes", r.bytes}, {"flops", r.flops}, {"a", side(r.a)}, {"b", side(r.b)}});
     }
     write_file_atomically(o.json, j.dump(2) + "\n");
   }

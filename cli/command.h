@@ -3,6 +3,7 @@
 // one subcommand's flags on `parent`; run() returns the exit code and may throw parity::Error.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -34,6 +35,22 @@ inline std::string backend_choices() {
   std::string s;
   for (size_t i = 0; i < names.size(); ++i) s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
   return s;
+}
+
+// What the backends say about how they run the ops of `lines` (Backend::note; the aten backends:
+// which nms, torchvision's own or the composed fallback, and why), each note once, in order.
+inline std::vector<std::string> backend_notes(const std::vector<std::string>& backends, const std::vector<std::string>& lines) {
+  std::vector<std::string> ops, notes;
+  for (const std::string& line : lines) {
+    if (std::string op = op_name_of(line); std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
+  }
+  for (const std::string& b : backends) {
+    for (const std::string& op : ops) {
+      const std::string note = backend(b).note(op);
+      if (!note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+    }
+  }
+  return notes;
 }
 
 // --backend-plugin FILE, repeatable, for every command that takes a backend by name: a shared

@@ -86,21 +86,9 @@ int run_replay(const Options& o) {
   int structural = 0, explained = 0;
   std::string skipped_reason;
   nlohmann::json rows = nlohmann::json::array();
-  // What the backends say about how they run the cases' ops (the aten backends: which nms,
-  // torchvision's own or the composed fallback, and why), each line once.
-  std::vector<std::string> ops, notes;
-  for (const Case& c : cases) {
-    if (std::string op = op_name_of(c.line); std::find(ops.begin(), ops.end(), op) == ops.end()) ops.push_back(op);
-  }
-  for (const std::string* b : {&o.replay.backend_a, &o.replay.backend_b, &o.replay.judge}) {
-    for (const std::string& op : ops) {
-      const std::string note = backend(*b).note(op);
-      if (!note.empty() && std::find(notes.begin(), notes.end(), note) == notes.end()) {
-        notes.push_back(note);
-        fmt::print("{}\n", note);
-      }
-    }
-  }
+  std::vector<std::string> lines;
+  for (const Case& c : cases) lines.push_back(c.line);
+  for (const std::string& note : backend_notes({o.replay.backend_a, o.replay.backend_b, o.replay.judge}, lines)) fmt::print("{}\n", note);
   fmt::print("{:<11} {:>10} {:>10} {:>5} {:>9} {:>9}  {}\n", "state", "max abs", "max rel", "bits", o.replay.backend_a + " ms",
              o.replay.backend_b + " ms", "name  case");
   for (size_t i = 0; i < cases.size(); ++i) {

@@ -25,4 +25,22 @@ void gpu_span_begin();
 void gpu_span_end();
 double gpu_span_ms();
 
+// What one op of the project's CUDA backend cost, per thread, summed since gpu_costs_reset(), for
+// `parity bench` to report the kernels apart from the harness around them.
+//   kernel_ms: GPU time between CUDA events recorded just before and just after each launch
+//              (cuda_util.h's kernel_begin/check_launch); `launches` counts them;
+//   alloc_ms, transfer_ms, guard_ms: host time spent getting device memory (and enqueueing its
+//              fills), copying to and from the device, and checking guard bytes.
+// The rest of a run's wall time is the fills' and launches' own time and the synchronisations.
+struct GpuCosts {
+  double kernel_ms = 0, alloc_ms = 0, transfer_ms = 0, guard_ms = 0;
+  int launches = 0;
+};
+void gpu_costs_reset();
+GpuCosts& gpu_costs();
+// An event before a launch, and after it: gpu_kernel_end() waits for the second and adds the
+// time between them to gpu_costs().kernel_ms. Does nothing off the GPU or without a begin.
+void gpu_kernel_begin();
+void gpu_kernel_end();
+
 }  // namespace parity

@@ -53,7 +53,8 @@ struct Span {
     return cudaEventCreate(&begin) == cudaSuccess && cudaEventCreate(&end) == cudaSuccess;
   }
 };
-thread_local Span span;
+thread_local Span span, kernel;
+thread_local GpuCosts costs;
 }  // namespace
 
 void gpu_span_reset() { span.state = Span::kNone; }
@@ -74,6 +75,25 @@ double gpu_span_ms() {
     return std::nan("");
   }
   return ms;
+}
+
+void gpu_costs_reset() { costs = GpuCosts{}; }
+GpuCosts& gpu_costs() { return costs; }
+
+void gpu_kernel_begin() {
+  if (gpu_status().available && kernel.ready() && cudaEventRecord(kernel.begin) == cudaSuccess) kernel.state = Span::kBegun;
+}
+
+void gpu_kernel_end() {
+  if (kernel.state != Span::kBegun) return;
+  kernel.state = Span::kNone;
+  float ms = 0;
+  // A failed launch leaves its error for check_launch to report: nothing is cleared here.
+  if (cudaEventRecord(kernel.end) == cudaSuccess && cudaEventSynchronize(kernel.end) == cudaSuccess &&
+      cudaEventElapsedTime(&ms, kernel.begin, kernel.end) == cudaSuccess) {
+    costs.kernel_ms += ms;
+    ++costs.launches;
+  }
 }
 
 }  // namespace parity

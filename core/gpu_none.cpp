@@ -16,4 +16,12 @@ void gpu_span_begin() {}
 void gpu_span_end() {}
 double gpu_span_ms() { return std::nan(""); }
 
+namespace {
+thread_local GpuCosts costs;
+}  // namespace
+void gpu_costs_reset() { costs = GpuCosts{}; }
+GpuCosts& gpu_costs() { return costs; }
+void gpu_kernel_begin() {}
+void gpu_kernel_end() {}
+
 }  // namespace parity

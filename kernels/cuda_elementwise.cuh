@@ -38,8 +38,10 @@ template <typename F> Tensor map_float(const char* op, const Tensor& x, F f) {
   constexpr int kThreads = 256;
   if (n > 0) {
     if (x.dtype() == DType::Float32) {
+      cuda::kernel_begin();
       map_f32_kernel<<<blocks_for((n + 3) / 4, kThreads), kThreads>>>(dx.as<float>(), dy.as<float>(), n, f);
     } else {
+      cuda::kernel_begin();
       map_kernel<<<blocks_for(n, kThreads), kThreads>>>(dx.as<double>(), dy.as<double>(), n, f);
     }
     check_launch(op);
@@ -65,6 +67,7 @@ template <typename F> Tensor zip(const char* op, const Tensor& x, const Tensor& 
   constexpr int kThreads = 256;
   auto launch = [&](auto tag) {
     using T = decltype(tag);
+    cuda::kernel_begin();
     zip_kernel<<<blocks_for(n, kThreads), kThreads>>>(dx.as<T>(), dy.as<T>(), dz.as<T>(), n, f);
   };
   if (n > 0) {

@@ -18,6 +18,11 @@ namespace parity::cuda {
 void check(cudaError_t status, const char* what);
 #define PARITY_CUDA_CHECK(call) ::parity::cuda::check((call), #call)
 
+// Brackets the op's own device work for `parity bench`: kernel_begin() just before a launch (or a
+// library call's launches, CUB's), check_launch() just after. Only the GPU time between the two
+// counts as kernel time (gpu.h's GpuCosts), not the allocations, fills, guards and transfers
+// around them.
+void kernel_begin();
 // After a launch: the launch error, then (kernels run asynchronously) the execution error, so a
 // fault is reported by the launch that caused it.
 void check_launch(const char* kernel);
@@ -30,8 +35,14 @@ inline unsigned blocks_for(int64_t n, int threads) {
 
 // Device memory for `bytes`, with kGuardBytes before and after filled with kSentinel. Every op
 // checks the guards of its outputs after its kernels ran: a kernel that writes outside its output
-// is an error naming the op, not silent corruption. Move-only; freed on destruction. No managed
-// memory anywhere.
+// is an error naming the op, not silent corruption. Move-only; returned to a cache on destruction
+// (below). No managed memory anywhere.
+//
+// The cache keeps freed blocks by size and hands them out again, so a model run, whose layers ask
+// for the same sizes batch after batch, stops calling cudaMalloc/cudaFree (each a device-wide
+// synchronisation) after its first pass. When cudaMalloc runs out of memory the cache is emptied
+// and the allocation tried once more. PARITY_CUDA_NO_CACHE=1 turns it off, so that
+// compute-sanitizer sees every free (a use after free inside the cache is invisible to it).
 class DeviceBuffer {
  public:
   static constexpr size_t kGuardBytes = 256;  // keeps data() 256-byte aligned, as cudaMalloc's
@@ -47,6 +58,9 @@ class DeviceBuffer {
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& o) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  // Data left as the allocation finds it, guards filled: for buffers a copy or a kernel overwrites
+  // whole before anything reads them (uploads, workspaces).
+  static DeviceBuffer uninitialised(size_t bytes);
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
@@ -57,11 +71,16 @@ class DeviceBuffer {
   void check_guards(const std::string& what) const;
 
  private:
+  struct NoFill {};
+  DeviceBuffer(size_t bytes, NoFill);
+  void release();
   void* base_ = nullptr;
   size_t bytes_ = 0;
 };
 
 DeviceBuffer to_device(const Tensor& t);
+// `bytes` of host memory at `data` (a kernel's lookup table).
+DeviceBuffer to_device(const void* data, size_t bytes);
 // An op's output of `dtype` and `shape`: float data pre-filled with NaN, integer data with the
 // sentinel, so that an element no kernel wrote differs from the reference.
 DeviceBuffer output_buffer(DType dtype, const Shape& shape);

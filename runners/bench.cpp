@@ -18,24 +18,23 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-struct Timing {
-  double wall_ms, device_ms;
-};
-
-// Median wall time of whole runs, and median device time (gpu.h's span: the op's kernels
-// without the input upload and output download; NaN off the GPU).
-Timing time_runs(const Backend& b, const std::string& line, const std::vector<Tensor>& in, int warmup, int repeat) {
+// Medians of whole runs, and of their kernels and harness costs (BenchTiming).
+BenchTiming time_runs(const Backend& b, const std::string& line, const std::vector<Tensor>& in, int warmup, int repeat) {
   for (int i = 0; i < warmup; ++i) b.run(line, in);
-  std::vector<double> wall, device;
+  std::vector<double> wall, kernel, alloc, transfer, guard;
   for (int i = 0; i < repeat; ++i) {
     gpu_span_reset();
+    gpu_costs_reset();
     const Stopwatch watch;
     b.run(line, in);
     wall.push_back(watch.ms());
-    device.push_back(gpu_span_ms());
+    const GpuCosts& c = gpu_costs();
+    // The project's kernels report each launch; LibTorch's only the span around its call.
+    kernel.push_back(c.launches > 0 ? c.kernel_ms : gpu_span_ms());
+    alloc.push_back(c.alloc_ms), transfer.push_back(c.transfer_ms), guard.push_back(c.guard_ms);
   }
-  const bool on_device = std::none_of(device.begin(), device.end(), [](double d) { return std::isnan(d); });
-  return {median(wall), on_device ? median(device) : std::nan("")};
+  const bool on_device = std::none_of(kernel.begin(), kernel.end(), [](double d) { return std::isnan(d); });
+  return {median(wall), on_device ? median(kernel) : std::nan(""), median(alloc), median(transfer), median(guard)};
 }
 }  // namespace
 
@@ -49,7 +48,10 @@ std::vector<BenchRow> bench_cases(const std::vector<Case>& cases, const BenchOpt
     }
   }
   std::vector<BenchRow> rows;
-  for (const Case& c : cases) rows.push_back({c.name, c.line});
+  for (const Case& c : cases) {
+    rows.emplace_back();
+    rows.back().name = c.name, rows.back().line = c.line;
+  }
   // Each backend times every case in its own pass: interleaving them would let one library's
   // idle threads (spin-waiting OpenMP workers) slow the other down.
   for (int pass = 0; pass < 2; ++pass) {
@@ -70,9 +72,7 @@ std::vector<BenchRow> bench_cases(const std::vector<Case>& cases, const BenchOpt
           r.flops = 2.0 * double(p.output_shape().numel()) * double(p.reduction_length());
         }
       }
-      const Timing t = time_runs(*backends[pass], line, in, o.warmup, o.repeat);
-      (pass == 0 ? r.ms_a : r.ms_b) = t.wall_ms;
-      (pass == 0 ? r.device_ms_a : r.device_ms_b) = t.device_ms;
+      (pass == 0 ? r.a : r.b) = time_runs(*backends[pass], line, in, o.warmup, o.repeat);
     }
   }
   return rows;

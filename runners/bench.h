@@ -16,18 +16,29 @@ struct BenchOptions {
   uint64_t seed = 0;
 };
 
+// One backend's times for one case, each the median over the timed runs.
+struct BenchTiming {
+  double wall_ms = 0;  // one whole run, as a caller sees it
+  // GPU backends only (NaN otherwise): the GPU time of the op's kernels alone. The project's CUDA
+  // backend brackets each launch with CUDA events (cuda_util.h); LibTorch's is timed from its last
+  // input upload to its first output download, its caching allocator's work and launches inside.
+  double kernel_ms = 0;
+  // The project's CUDA backend only (0 elsewhere): host time of the harness around its kernels,
+  // gpu.h's GpuCosts. What the wall time holds beyond these and the kernels is the fills of fresh
+  // outputs (NaN, so an unwritten element fails), launch latency and synchronisation.
+  double alloc_ms = 0, transfer_ms = 0, guard_ms = 0;
+};
+
 struct BenchRow {
   std::string name, line;
-  double ms_a = 0, ms_b = 0;  // median wall time of one run
-  // Median device time of one run without its transfers (GPU backends; NaN otherwise).
-  double device_ms_a = 0, device_ms_b = 0;
+  BenchTiming a, b;
   double flops = 0;  // conv2d: 2 x multiply-adds; 0 for other ops
   double bytes = 0;  // inputs read once plus outputs written once
 };
 
 // Runs every case on both backends with the same seeded inputs (runners/inputs.h). A run is
 // backend().run(): parameter parsing, the op, its output allocation and, on a GPU backend, the
-// host-device copies, as a caller sees it; the device time is timed apart with CUDA events.
+// host-device copies, as a caller sees it; the kernels are timed apart with CUDA events.
 // Backend A times every case, then backend B. `progress(i, n)` is called before each of the
 // n = 2 * cases timings.
 std::vector<BenchRow> bench_cases(const std::vector<Case>& cases, const BenchOptions& o,

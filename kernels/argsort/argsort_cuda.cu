@@ -24,6 +24,7 @@ Tensor argsort_cuda(const ArgsortParams& p, const Tensor& x) {
   const cuda::DeviceBuffer dx = cuda::to_device(x);
   cuda::DeviceBuffer keys(size_t(n) * 4), keys_out(size_t(n) * 4), index(size_t(n) * 8), out(size_t(n) * 8);
   if (n > 0) {
+    cuda::kernel_begin();
     keys_kernel<<<cuda::blocks_for(n, 256), 256>>>(dx.as<float>(), n, keys.as<float>(), index.as<int64_t>());
     cuda::check_launch("keys_kernel (argsort)");
     size_t temp_bytes = 0;
@@ -35,6 +36,7 @@ Tensor argsort_cuda(const ArgsortParams& p, const Tensor& x) {
     };
     PARITY_CUDA_CHECK(sort(nullptr));
     cuda::DeviceBuffer temp(temp_bytes);
+    cuda::kernel_begin();
     PARITY_CUDA_CHECK(sort(temp.data()));
     cuda::check_launch("cub::DeviceRadixSort (argsort)");
     keys_out.check_guards("cuda argsort (keys)");

@@ -30,12 +30,9 @@ struct Conv2dParams {
 // One signature per backend. bias is null when p.bias is false.
 Tensor conv2d_ref(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor* bias);
 Tensor conv2d_aten(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor* bias);
-// The project's CUDA kernel (conv2d_cuda.cu): implicit GEMM, float32 accumulation, bias fused.
+// The project's CUDA kernel (conv2d_cuda.cu): implicit GEMM, float32 accumulation, bias fused,
+// K split across blocks where the output alone would leave the GPU idle.
 Tensor conv2d_cuda(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor* bias);
-// YOLOv5's Conv block (conv, then SiLU) in one kernel: SiLU applied in the epilogue to the
-// float32 conv output, exactly as silu_cuda would apply it, so the result equals
-// silu_cuda(conv2d_cuda(...)) bit for bit. Plain conv2d_cuda stays checkable on its own.
-Tensor conv2d_silu_cuda(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor* bias);
 // The reference's float64 result before rounding to float32: expected outputs of golden data.
 Tensor conv2d_ref_f64(const Conv2dParams& p, const Tensor& x, const Tensor& w, const Tensor* bias);
 

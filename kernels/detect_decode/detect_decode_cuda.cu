@@ -38,6 +38,7 @@ Tensor detect_decode_cuda(const DetectDecodeParams& p, const Tensor& x) {
   const cuda::DeviceBuffer dx = cuda::to_device(x);
   cuda::DeviceBuffer out = cuda::output_buffer(DType::Float32, os);
   if (g.total > 0) {
+    cuda::kernel_begin();
     detect_decode_kernel<<<cuda::blocks_for(g.total, 256), 256>>>(dx.as<float>(), out.as<float>(), g);
     cuda::check_launch("detect_decode_kernel");
   }

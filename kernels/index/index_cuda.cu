@@ -108,6 +108,7 @@ Tensor index_cuda(const IndexParams& p, const std::vector<Tensor>& in) {
         size_t temp_bytes = 0;
         PARITY_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, temp_bytes, first, flags, kept.as<int64_t>(), count.as<int64_t>(), rows));
         cuda::DeviceBuffer temp(temp_bytes);
+        cuda::kernel_begin();
         PARITY_CUDA_CHECK(
             cub::DeviceSelect::Flagged(temp.data(), temp_bytes, first, flags, kept.as<int64_t>(), count.as<int64_t>(), rows));
         cuda::check_launch("cub::DeviceSelect::Flagged (index mask)");
@@ -119,6 +120,7 @@ Tensor index_cuda(const IndexParams& p, const std::vector<Tensor>& in) {
       if (n * row_len > 0) {
         by_item_size(p.dtype, [&](auto tag) {
           using T = decltype(tag);
+          cuda::kernel_begin();
           gather_rows_kernel<<<cuda::blocks_for(n * row_len, kThreads), kThreads>>>(dx.as<T>(), kept.as<int64_t>(), count.as<int64_t>(),
                                                                                     row_len, out.as<T>());
         });
@@ -138,6 +140,7 @@ Tensor index_cuda(const IndexParams& p, const std::vector<Tensor>& in) {
       if (os.numel() > 0) {
         by_item_size(p.dtype, [&](auto tag) {
           using T = decltype(tag);
+          cuda::kernel_begin();
           select_kernel<<<cuda::blocks_for(os.numel(), kThreads), kThreads>>>(dx.as<T>(), didx.as<int64_t>(), outer, p.x[d], inner, p.n,
                                                                               out.as<T>(), bad.as<int64_t>());
         });
@@ -159,6 +162,7 @@ Tensor index_cuda(const IndexParams& p, const std::vector<Tensor>& in) {
       if (os.numel() > 0) {
         by_item_size(p.dtype, [&](auto tag) {
           using T = decltype(tag);
+          cuda::kernel_begin();
           pairs_kernel<<<cuda::blocks_for(os.numel(), kThreads), kThreads>>>(dx.as<T>(), di.as<int64_t>(), dj.as<int64_t>(), rows, cols,
                                                                              row_len, p.n, out.as<T>(), bad_i.as<int64_t>(),
                                                                              bad_j.as<int64_t>());

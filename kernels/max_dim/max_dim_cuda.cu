@@ -34,6 +34,7 @@ std::vector<Tensor> max_dim_cuda(const MaxDimParams& p, const Tensor& x) {
   const cuda::DeviceBuffer dx = cuda::to_device(x);
   cuda::DeviceBuffer values = cuda::output_buffer(DType::Float32, os), indices(size_t(os.numel()) * sizeof(int64_t));
   if (outer * inner > 0 && p.x[d] > 0) {
+    cuda::kernel_begin();
     max_dim_kernel<<<cuda::blocks_for(outer * inner, 256), 256>>>(dx.as<float>(), outer, p.x[d], inner, values.as<float>(),
                                                                   indices.as<int64_t>());
     cuda::check_launch("max_dim_kernel");

@@ -39,6 +39,7 @@ Tensor maxpool2d_cuda(const Maxpool2dParams& p, const Tensor& x) {
   const cuda::DeviceBuffer dx = cuda::to_device(x);
   cuda::DeviceBuffer out = cuda::output_buffer(DType::Float32, os);
   if (g.total > 0) {
+    cuda::kernel_begin();
     maxpool2d_kernel<<<cuda::blocks_for(g.total, 256), 256>>>(dx.as<float>(), out.as<float>(), g);
     cuda::check_launch("maxpool2d_kernel");
   }

@@ -83,6 +83,7 @@ Tensor nms_cuda(const NmsParams& p, const std::vector<Tensor>& in) {
   cuda::DeviceBuffer keys(size_t(n) * 4), keys_sorted(size_t(n) * 4), index(size_t(n) * 8), order(size_t(n) * 8);
   cuda::DeviceBuffer shifted(size_t(n) * 16), sorted(size_t(n) * 16), area(size_t(n) * 4);
   const unsigned blocks = cuda::blocks_for(n, 256);
+  cuda::kernel_begin();
   prepare_kernel<<<blocks, 256>>>(boxes.as<float>(), scores.as<float>(), p.batched ? classes.as<float>() : nullptr, float(p.max_wh), n,
                                   keys.as<float>(), index.as<int64_t>(), shifted.as<float>());
   cuda::check_launch("prepare_kernel (nms)");
@@ -91,16 +92,19 @@ Tensor nms_cuda(const NmsParams& p, const std::vector<Tensor>& in) {
   PARITY_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, temp_bytes, keys.as<float>(), keys_sorted.as<float>(),
                                                               index.as<int64_t>(), order.as<int64_t>(), n));
   cuda::DeviceBuffer temp(temp_bytes);
+  cuda::kernel_begin();
   PARITY_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(temp.data(), temp_bytes, keys.as<float>(), keys_sorted.as<float>(),
                                                               index.as<int64_t>(), order.as<int64_t>(), n));
   cuda::check_launch("cub::DeviceRadixSort::SortPairsDescending (nms)");
 
+  cuda::kernel_begin();
   gather_kernel<<<blocks, 256>>>(shifted.as<float>(), order.as<int64_t>(), n, sorted.as<float>(), area.as<float>());
   cuda::check_launch("gather_kernel (nms)");
 
   const int64_t col_blocks = (n + kBlock - 1) / kBlock;
   if (col_blocks > 65535) throw Error("cuda nms: " + std::to_string(n) + " boxes exceed one launch's grid (65535 x 64)");
   cuda::DeviceBuffer mask(size_t(n * col_blocks) * sizeof(unsigned long long));
+  cuda::kernel_begin();
   mask_kernel<<<dim3(unsigned(col_blocks), unsigned(col_blocks)), kBlock>>>(sorted.as<float>(), area.as<float>(), n, p.iou, col_blocks,
                                                                             mask.as<unsigned long long>());
   cuda::check_launch("mask_kernel (nms)");

@@ -40,6 +40,7 @@ template <typename T> void select(const cuda::DeviceBuffer& x, int64_t n, cuda::
   size_t temp_bytes = 0;
   PARITY_CUDA_CHECK(cub::DeviceSelect::If(nullptr, temp_bytes, first, flat.as<int64_t>(), count.as<int64_t>(), n, pred));
   cuda::DeviceBuffer temp(temp_bytes);
+  cuda::kernel_begin();
   PARITY_CUDA_CHECK(cub::DeviceSelect::If(temp.data(), temp_bytes, first, flat.as<int64_t>(), count.as<int64_t>(), n, pred));
   cuda::check_launch("cub::DeviceSelect::If (nonzero)");
 }
@@ -69,6 +70,7 @@ Tensor nonzero_cuda(const NonzeroParams& p, const Tensor& x) {
   const int64_t kept = cuda::read_scalar(count.as<int64_t>());
   cuda::DeviceBuffer out(size_t(kept * dims.rank) * sizeof(int64_t));
   if (kept > 0 && dims.rank > 0) {
+    cuda::kernel_begin();
     coordinates_kernel<<<cuda::blocks_for(kept, 256), 256>>>(flat.as<int64_t>(), count.as<int64_t>(), dims, out.as<int64_t>());
     cuda::check_launch("coordinates_kernel (nonzero)");
   }

@@ -16,6 +16,7 @@ Tensor threshold_cuda(const ThresholdParams& p, const Tensor& x) {
   const cuda::DeviceBuffer dx = cuda::to_device(x);
   cuda::DeviceBuffer out(size_t(x.numel()));
   if (x.numel() > 0) {
+    cuda::kernel_begin();
     threshold_kernel<<<cuda::blocks_for(x.numel(), 256), 256>>>(dx.as<float>(), out.as<bool>(), float(p.value), x.numel());
     cuda::check_launch("threshold_kernel");
   }

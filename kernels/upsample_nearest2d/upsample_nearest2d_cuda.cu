@@ -22,6 +22,7 @@ Tensor upsample_nearest2d_cuda(const UpsampleNearest2dParams& p, const Tensor& x
   const cuda::DeviceBuffer dx = cuda::to_device(x);
   cuda::DeviceBuffer out = cuda::output_buffer(DType::Float32, os);
   if (os.numel() > 0) {
+    cuda::kernel_begin();
     upsample_kernel<<<cuda::blocks_for(os.numel(), 256), 256>>>(dx.as<float>(), out.as<float>(), p.x[2], p.x[3], p.scale_h, p.scale_w,
                                                                 os.numel());
     cuda::check_launch("upsample_kernel");

@@ -4,6 +4,7 @@
 // replay_yolov5s_ref_vs_cuda.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -91,6 +92,14 @@ std::vector<std::string> random_lines(int count, uint32_t seed) {
   return lines;
 }
 
+// Random shapes per test: 40, or PARITY_CUDA_TEST_LINES (scripts/gpu-check runs the tests under
+// compute-sanitizer with a few, where each launch is hundreds of times slower).
+int lines_per_test() {
+  const char* v = std::getenv("PARITY_CUDA_TEST_LINES");
+  const int n = v ? std::atoi(v) : 0;
+  return n > 0 ? n : 40;
+}
+
 // Checked without a GPU too, so that the GPU tests never fail on a malformed line of their own.
 TEST(CudaBackend, RandomCaseLinesAreValid) {
   for (uint32_t seed : {20261121u, 7u}) {
@@ -104,7 +113,7 @@ TEST(CudaBackend, RandomCaseLinesAreValid) {
 void expect_every_op_matches_the_reference(const std::string& name) {
   ReplayOptions o;
   o.backend_a = "ref", o.backend_b = name;
-  for (const std::string& line : random_lines(40, 20261121)) {
+  for (const std::string& line : random_lines(lines_per_test(), 20261121)) {
     const Case c = parse_case(line, "cuda_test");
     for (uint64_t seed : {0u, 1u}) {
       o.seed = seed;
@@ -157,7 +166,7 @@ TEST(AtenCuda, EveryOpMatchesTheReferenceOnRandomShapes) {
   // ATen's own CUDA convolution (slow_conv2d), the one a user's modified PyTorch build changes.
   ReplayOptions o;
   o.backend_a = "ref", o.backend_b = "aten:cuda-nocudnn";
-  for (const std::string& line : random_lines(40, 20261121)) {
+  for (const std::string& line : random_lines(lines_per_test(), 20261121)) {
     if (op_name_of(line) != "conv2d") continue;
     const CaseResult r = replay_case(parse_case(line, "cuda_test"), o);
     EXPECT_EQ(r.state, State::Passed) << line << ": " << r.reason;
@@ -167,7 +176,7 @@ TEST(AtenCuda, EveryOpMatchesTheReferenceOnRandomShapes) {
 // Data movement, selection, sorting and NMS must be bit-exact, not merely within tolerance.
 TEST(Cuda, IndexingSelectionAndNmsAreBitExact) {
   SKIP_WITHOUT_GPU();
-  for (const std::string& line : random_lines(40, 7)) {
+  for (const std::string& line : random_lines(lines_per_test(), 7)) {
     const std::string op = op_name_of(line);
     if (op == "conv2d" || op == "silu" || op == "sigmoid" || op == "detect_decode") continue;
     const Case c = parse_case(line, "cuda_test");
@@ -184,22 +193,22 @@ TEST(Cuda, IndexingSelectionAndNmsAreBitExact) {
   EXPECT_TRUE(same_bytes(backend("ref").run(big.line, in)[0], backend("cuda").run(big.line, in)[0]));
 }
 
-#ifdef PARITY_HAVE_CUDA
-// The typed CUDA entry points exist only in builds with nvcc.
-TEST(Cuda, FusedConvSiluEqualsConvThenSilu) {
+// conv2d's launch paths, each replayed against the reference (small, so that racecheck finishes):
+// K split across blocks (few output tiles, K in the thousands; a last slice shorter than the
+// others; with and without bias), 64- and 128-row tiles, several tiles each way, groups with
+// split K, a K shorter than one step, dilation with stride.
+TEST(Cuda, ConvLaunchPathsMatchTheReference) {
   SKIP_WITHOUT_GPU();
-  for (const char* line : {"conv2d x=1x32x40x40 w=64x32x3x3 bias stride=2 pad=1", "conv2d x=2x17x19x23 w=19x17x1x1 bias",
-                           "conv2d x=1x3x64x64 w=32x3x6x6 bias stride=2 pad=2"}) {
-    const Case c = parse_case(line, "cuda_test");
-    const std::vector<Tensor> in = seeded_inputs(c, 0);
-    const Conv2dParams p = Conv2dParams::parse(c.line);
-    const Tensor fused = conv2d_silu_cuda(p, in[0], in[1], &in[2]);
-    const Tensor conv = conv2d_cuda(p, in[0], in[1], &in[2]);
-    const Tensor unfused = silu_cuda(SiluParams::parse("silu x=" + conv.shape().str()), conv);
-    EXPECT_TRUE(same_bytes(fused, unfused)) << line;
+  ReplayOptions o;
+  o.backend_a = "ref", o.backend_b = "cuda";
+  for (const char* line : {"conv2d x=1x256x6x6 w=130x256x3x3 bias pad=1", "conv2d x=1x100x7x7 w=200x100x3x3 pad=1",
+                           "conv2d x=1x64x9x9 w=64x16x3x3 bias pad=1 groups=4", "conv2d x=2x3x64x64 w=32x3x6x6 bias stride=2 pad=2",
+                           "conv2d x=3x64x40x40 w=256x64x1x1 bias", "conv2d x=1x5x13x11 w=130x5x1x1 bias",
+                           "conv2d x=2x17x19x23 w=19x17x3x3 stride=2 pad=2 dilation=2"}) {
+    const CaseResult r = replay_case(parse_case(line, "cuda_test"), o);
+    EXPECT_EQ(r.state, State::Passed) << line << ": " << r.reason;
   }
 }
-#endif
 
 TEST(Cuda, OutOfRangeIndexIsTheReferenceError) {
   SKIP_WITHOUT_GPU();
