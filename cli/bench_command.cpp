@@ -29,6 +29,36 @@ struct Options {
   BenchOptions bench;
 };
 
+double kernel_or_wall(const BenchTiming& t) { return std::isnan(t.kernel_ms) ? t.wall_ms : t.kernel_ms; }
+
+// Kernel time summed per op, in the order ops first appear: the speed of A against B (B's time
+// over A's, above 1 when A is faster), each side's rate, and A's time against the copy anchor
+// (the share of the device's copy bandwidth A reaches on memory-bound ops).
+void print_by_op(const std::vector<BenchRow>& rows, const std::string& a, const std::string& b) {
+  struct Sum {
+    std::string op;
+    int layers = 0;
+    double ka = 0, kb = 0, copy = 0, bytes = 0, flops = 0;
+  };
+  std::vector<Sum> sums;
+  for (const BenchRow& r : rows) {
+    const std::string op = op_name_of(r.line);
+    auto it = std::find_if(sums.begin(), sums.end(), [&](const Sum& s) { return s.op == op; });
+    if (it == sums.end()) it = sums.insert(sums.end(), Sum{op});
+    ++it->layers, it->ka += kernel_or_wall(r.a), it->kb += kernel_or_wall(r.b), it->copy += r.copy_ms;
+    it->bytes += r.bytes, it->flops += r.flops;
+  }
+  auto rate = [](const Sum& s, double ms) {
+    return s.flops > 0 ? fmt::format("{:.1f} TF/s", s.flops / ms * 1e-9) : fmt::format("{:.0f} GB/s", s.bytes / ms * 1e-6);
+  };
+  fmt::print("\nby op (kernel time){:>11} {:>12} {:>16} {:>16} {:>7} {:>12} {:>12} {:>13}\n", "", "layers", a + " ms", b + " ms",
+             "speed", a + " rate", b + " rate", a + " vs copy");
+  for (const Sum& s : sums) {
+    fmt::print("{:<30} {:>12} {:>16.3f} {:>16.3f} {:>7.2f} {:>12} {:>12} {:>13}\n", s.op, s.layers, s.ka, s.kb, s.kb / s.ka, rate(s, s.ka),
+               rate(s, s.kb), std::isnan(s.copy) || s.flops > 0 ? std::string("-") : fmt::format("{:.0f}%", 100 * s.copy / s.ka));
+  }
+}
+
 int run_bench(const Options& o) {
   std::vector<Case> cases;
   const std::regex filter(o.filter.empty() ? ".*" : o.filter);
@@ -62,13 +92,14 @@ int run_bench(const Options& o) {
     if (std::isnan(ms) || ms <= 0) return std::string("-");
     return r.flops > 0 ? fmt::format("{:.1f} TF/s", r.flops / ms * 1e-9) : fmt::format("{:.0f} GB/s", r.bytes / ms * 1e-6);
   };
-  // Kernel time where the side has one, wall time for a CPU backend.
-  auto kernel_or_wall = [](const BenchTiming& t) { return std::isnan(t.kernel_ms) ? t.wall_ms : t.kernel_ms; };
   const std::string a = o.bench.backend_a, b = o.bench.backend_b;
   size_t w = 24;
   for (const BenchRow& r : rows) w = std::max(w, r.name.size());
   fmt::print("{:<{}} {:>12} {:>12} {:>7}", "name", w, a + " ms", b + " ms", "ratio");
-  if (dev) fmt::print(" {:>16} {:>16} {:>7} {:>12} {:>12}", a + " kernel ms", b + " kernel ms", "ratio", a + " rate", b + " rate");
+  if (dev) {
+    fmt::print(" {:>16} {:>16} {:>7} {:>12} {:>12} {:>9}", a + " kernel ms", b + " kernel ms", "ratio", a + " rate", b + " rate",
+               "copy ms");
+  }
   fmt::print("  case\n");
   BenchTiming ta, tb;
   double ka = 0, kb = 0;
@@ -81,7 +112,7 @@ int run_bench(const Options& o) {
     if (dev) {
       const double xa = kernel_or_wall(r.a), xb = kernel_or_wall(r.b);
       ka += xa, kb += xb;
-      fmt::print(" {:>16.4f} {:>16.4f} {:>7.2f} {:>12} {:>12}", xa, xb, xa / xb, rate(r, xa), rate(r, xb));
+      fmt::print(" {:>16.4f} {:>16.4f} {:>7.2f} {:>12} {:>12} {:>9.4f}", xa, xb, xa / xb, rate(r, xa), rate(r, xb), r.copy_ms);
     }
     fmt::print("  {}\n", r.line);
   }
@@ -100,6 +131,7 @@ int run_bench(const Options& o) {
       fmt::print("{}: wall {:.1f} ms = kernels {:.1f} + transfers, allocation and the rest {:.1f}\n", name, t.wall_ms, k, t.wall_ms - k);
     }
   }
+  if (dev) print_by_op(rows, a, b);
   if (!o.json.empty()) {
     auto side = [](const BenchTiming& t) {
       nlohmann::json j = {{"wall_ms", t.wall_ms}, {"alloc_ms", t.alloc_ms}, {"transfer_ms", t.transfer_ms}, {"guard_ms", t.guard_ms}};
@@ -110,7 +142,9 @@ int run_bench(const Options& o) {
                         {"backend_a", a}, {"backend_b", b}, {"repeat", o.bench.repeat}, {"total_ms_a", ta.wall_ms},
                         {"total_ms_b", tb.wall_ms}, {"rows", nlohmann::json::array()}};
     for (const BenchRow& r : rows) {
-      j["rows"].push_back({{"name", r.name}, {"line", r.line}, {"bytes", r.bytes}, {"flops", r.flops}, {"a", side(r.a)}, {"b", side(r.b)}});
+      nlohmann::json row = {{"name", r.name}, {"line", r.line}, {"bytes", r.bytes}, {"flops", r.flops}, {"a", side(r.a)}, {"b", side(r.b)}};
+      if (!std::isnan(r.copy_ms)) row["copy_ms"] = r.copy_ms;
+      j["rows"].push_back(row);
     }
     write_file_atomically(o.json, j.dump(2) + "\n");
   }

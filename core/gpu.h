@@ -43,4 +43,9 @@ GpuCosts& gpu_costs();
 void gpu_kernel_begin();
 void gpu_kernel_end();
 
+// The anchor for memory-bound kernels: the median GPU time of a device-to-device copy that reads
+// bytes/2 and writes bytes/2 (cudaMemcpy, the device's own copy), over `repeat` copies after one
+// warm-up. NaN off the GPU or when the memory cannot be had.
+double gpu_copy_ms(double bytes, int repeat);
+
 }  // namespace parity

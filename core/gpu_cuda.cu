@@ -1,7 +1,9 @@
 // gpu_status() for builds with the CUDA backend.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <cstdio>
 
 #include "core/gpu.h"
@@ -94,6 +96,38 @@ void gpu_kernel_end() {
     costs.kernel_ms += ms;
     ++costs.launches;
   }
+}
+
+double gpu_copy_ms(double bytes, int repeat) {
+  const size_t half = size_t(bytes / 2) / 16 * 16;
+  if (!gpu_status().available || half == 0 || repeat < 1) return std::nan("");
+  void *src = nullptr, *dst = nullptr;
+  cudaEvent_t begin = nullptr, end = nullptr;
+  std::vector<float> times;
+  if (cudaMalloc(&src, half) == cudaSuccess && cudaMalloc(&dst, half) == cudaSuccess && cudaMemset(src, 1, half) == cudaSuccess &&
+      cudaEventCreate(&begin) == cudaSuccess && cudaEventCreate(&end) == cudaSuccess &&
+      cudaMemcpy(dst, src, half, cudaMemcpyDeviceToDevice) == cudaSuccess) {
+    for (int i = 0; i < repeat; ++i) {
+      float ms = 0;
+      if (cudaEventRecord(begin) != cudaSuccess || cudaMemcpyAsync(dst, src, half, cudaMemcpyDeviceToDevice) != cudaSuccess ||
+          cudaEventRecord(end) != cudaSuccess || cudaEventSynchronize(end) != cudaSuccess ||
+          cudaEventElapsedTime(&ms, begin, end) != cudaSuccess) {
+        times.clear();
+        break;
+      }
+      times.push_back(ms);
+    }
+  }
+  cudaGetLastError();  // an allocation that failed is not the caller's error
+  for (void* p : {src, dst}) {
+    if (p) cudaFree(p);
+  }
+  for (cudaEvent_t e : {begin, end}) {
+    if (e) cudaEventDestroy(e);
+  }
+  if (times.empty()) return std::nan("");
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 }  // namespace parity

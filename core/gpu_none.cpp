@@ -23,5 +23,6 @@ void gpu_costs_reset() { costs = GpuCosts{}; }
 GpuCosts& gpu_costs() { return costs; }
 void gpu_kernel_begin() {}
 void gpu_kernel_end() {}
+double gpu_copy_ms(double, int) { return std::nan(""); }
 
 }  // namespace parity

@@ -67,6 +67,7 @@ std::vector<BenchRow> bench_cases(const std::vector<Case>& cases, const BenchOpt
         r.bytes = 0;
         for (const Tensor& t : in) r.bytes += double(t.nbytes());
         for (const Tensor& t : backends[0]->run(line, in)) r.bytes += double(t.nbytes());
+        r.copy_ms = runs_on_gpu(o.backend_a) || runs_on_gpu(o.backend_b) ? gpu_copy_ms(r.bytes, std::max(o.repeat, 3)) : std::nan("");
         if (op_name_of(line) == Conv2dParams::kName) {
           const Conv2dParams p = Conv2dParams::parse(line);
           r.flops = 2.0 * double(p.output_shape().numel()) * double(p.reduction_length());

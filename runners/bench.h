@@ -34,6 +34,9 @@ struct BenchRow {
   BenchTiming a, b;
   double flops = 0;  // conv2d: 2 x multiply-adds; 0 for other ops
   double bytes = 0;  // inputs read once plus outputs written once
+  // When a backend runs on the GPU: a device-to-device copy moving `bytes` (gpu.h's
+  // gpu_copy_ms), the floor of a memory-bound op, measured in the same run. NaN otherwise.
+  double copy_ms = 0;
 };
 
 // Runs every case on both backends with the same seeded inputs (runners/inputs.h). A run is

@@ -1,25 +1,28 @@
 // maxpool2d on the device: one thread per output element, the reference's scan order and NaN
-// rule (a NaN in the window wins and ends the scan; padding never wins).
+// rule (a NaN in the window wins and ends the scan; padding never wins). Index arithmetic in 32
+// bits where the input and output allow: 64-bit division dominated the kernel.
+#include <cstdint>
+
 #include "kernels/cuda_util.h"
 #include "kernels/maxpool2d/maxpool2d.h"
 
 namespace parity {
 
 namespace {
-struct Pool {
-  int64_t h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, total;
+template <typename I> struct Pool {
+  I h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, total;
 };
 
-__global__ void maxpool2d_kernel(const float* __restrict__ x, float* __restrict__ out, Pool g) {
-  for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < g.total; o += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t ow = o % g.ow, rest = o / g.ow, oh = rest % g.oh, plane = rest / g.oh;
+template <typename I> __global__ void maxpool2d_kernel(const float* __restrict__ x, float* __restrict__ out, Pool<I> g) {
+  for (I o = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); o < g.total; o += I(gridDim.x) * I(blockDim.x)) {
+    const I ow = o % g.ow, rest = o / g.ow, oh = rest % g.oh, plane = rest / g.oh;
     const float* src = x + plane * g.h * g.w;
     float best = -INFINITY;
-    for (int64_t kh = 0; kh < g.kh && !isnan(best); ++kh) {
-      const int64_t ih = oh * g.sh - g.ph + kh * g.dh;
+    for (I kh = 0; kh < g.kh && !isnan(best); ++kh) {
+      const I ih = oh * g.sh - g.ph + kh * g.dh;
       if (ih < 0 || ih >= g.h) continue;
-      for (int64_t kw = 0; kw < g.kw; ++kw) {
-        const int64_t iw = ow * g.sw - g.pw + kw * g.dw;
+      for (I kw = 0; kw < g.kw; ++kw) {
+        const I iw = ow * g.sw - g.pw + kw * g.dw;
         if (iw < 0 || iw >= g.w) continue;
         const float v = src[ih * g.w + iw];
         if (v > best || isnan(v)) best = v;
@@ -35,12 +38,23 @@ Tensor maxpool2d_cuda(const Maxpool2dParams& p, const Tensor& x) {
   check_inputs(Maxpool2dParams::kName, p.inputs(), {x});
   cuda::require_gpu(Maxpool2dParams::kName);
   const Shape os = p.output_shape();
-  const Pool g{p.x[2], p.x[3], os[2], os[3], p.k_h, p.k_w, p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dil_h, p.dil_w, os.numel()};
+  auto geometry = [&](auto index) {
+    using I = decltype(index);
+    return Pool<I>{I(p.x[2]), I(p.x[3]), I(os[2]), I(os[3]), I(p.k_h), I(p.k_w), I(p.stride_h), I(p.stride_w),
+                   I(p.pad_h), I(p.pad_w), I(p.dil_h), I(p.dil_w), I(os.numel())};
+  };
   const cuda::DeviceBuffer dx = cuda::to_device(x);
   cuda::DeviceBuffer out = cuda::output_buffer(DType::Float32, os);
-  if (g.total > 0) {
+  if (os.numel() > 0) {
+    const unsigned blocks = cuda::blocks_for(os.numel(), 256);
     cuda::kernel_begin();
-    maxpool2d_kernel<<<cuda::blocks_for(g.total, 256), 256>>>(dx.as<float>(), out.as<float>(), g);
+    // Every index below (output position, input row and column with padding) fits 32 bits when
+    // both tensors have fewer than 2^30 elements.
+    if (os.numel() < (int64_t(1) << 30) && x.numel() < (int64_t(1) << 30)) {
+      maxpool2d_kernel<<<blocks, 256>>>(dx.as<float>(), out.as<float>(), geometry(int32_t{}));
+    } else {
+      maxpool2d_kernel<<<blocks, 256>>>(dx.as<float>(), out.as<float>(), geometry(int64_t{}));
+    }
     cuda::check_launch("maxpool2d_kernel");
   }
   return cuda::to_host(out, DType::Float32, os, "cuda maxpool2d");

@@ -1,16 +1,43 @@
-// upsample_nearest2d on the device: one thread per output element, out[y][x] = in[y/sh][x/sw].
+// upsample_nearest2d on the device: one thread per input element, which writes its sh x sw block
+// of the output (out[y][x] = in[y/sh][x/sw]): one read, and for YOLOv5's scale 2 two 8-byte
+// stores; index arithmetic in 32 bits where the tensor allows (integer division is the cost).
+#include <cstdint>
+
 #include "kernels/cuda_util.h"
 #include "kernels/upsample_nearest2d/upsample_nearest2d.h"
 
 namespace parity {
 
 namespace {
-__global__ void upsample_kernel(const float* __restrict__ x, float* __restrict__ out, int64_t h, int64_t w, int64_t sh, int64_t sw,
-                                int64_t total) {
-  const int64_t ow = w * sw, oh = h * sh;
-  for (int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; o < total; o += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t ox = o % ow, rest = o / ow, oy = rest % oh, plane = rest / oh;
-    out[o] = x[(plane * h + oy / sh) * w + ox / sw];
+template <typename I, bool kScale2>
+__global__ void upsample_kernel(const float* __restrict__ x, float* __restrict__ out, I h, I w, I sh, I sw, I total_in) {
+  const I ow = w * sw;
+  for (I i = I(blockIdx.x) * I(blockDim.x) + I(threadIdx.x); i < total_in; i += I(gridDim.x) * I(blockDim.x)) {
+    const I ix = i % w, row = i / w;  // row = plane * h + iy
+    const float v = x[i];
+    float* dst = out + row * sh * ow + ix * sw;
+    if (kScale2) {  // ow is even and so is ix * 2: 8-byte aligned
+      reinterpret_cast<float2*>(dst)[0] = make_float2(v, v);
+      reinterpret_cast<float2*>(dst + ow)[0] = make_float2(v, v);
+    } else {
+      for (I dy = 0; dy < sh; ++dy) {
+        for (I dx = 0; dx < sw; ++dx) dst[dy * ow + dx] = v;
+      }
+    }
+  }
+}
+
+template <typename I>
+void launch(const UpsampleNearest2dParams& p, const float* x, float* out) {
+  const I total_in = I(p.x.numel());
+  const unsigned blocks = cuda::blocks_for(total_in, 256);
+  const auto args = [&](auto kernel) {
+    kernel<<<blocks, 256>>>(x, out, I(p.x[2]), I(p.x[3]), I(p.scale_h), I(p.scale_w), total_in);
+  };
+  if (p.scale_h == 2 && p.scale_w == 2) {
+    args(upsample_kernel<I, true>);
+  } else {
+    args(upsample_kernel<I, false>);
   }
 }
 }  // namespace
@@ -23,8 +50,11 @@ Tensor upsample_nearest2d_cuda(const UpsampleNearest2dParams& p, const Tensor& x
   cuda::DeviceBuffer out = cuda::output_buffer(DType::Float32, os);
   if (os.numel() > 0) {
     cuda::kernel_begin();
-    upsample_kernel<<<cuda::blocks_for(os.numel(), 256), 256>>>(dx.as<float>(), out.as<float>(), p.x[2], p.x[3], p.scale_h, p.scale_w,
-                                                                os.numel());
+    if (os.numel() < INT32_MAX) {
+      launch<int32_t>(p, dx.as<float>(), out.as<float>());
+    } else {
+      launch<int64_t>(p, dx.as<float>(), out.as<float>());
+    }
     cuda::check_launch("upsample_kernel");
   }
   return cuda::to_host(out, DType::Float32, os, "cuda upsample_nearest2d");
