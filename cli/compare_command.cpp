@@ -230,6 +230,7 @@ int bisect(const Options& o) {
     write_table(std::cout, r, header_of(o, a, b), table_view(o));
   } else {
     for (const std::string& p : r.provenance) fmt::print("provenance differs: {}\n", p);
+    for (const std::string& e : r.expected) fmt::print("expected: {}\n", e);
   }
   const int code = exit_code(r);
   if (r.origin < 0) {

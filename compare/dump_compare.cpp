@@ -7,13 +7,16 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <tuple>
+#include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "compare/tolerance.h"
 #include "core/error.h"
+#include "core/half.h"
 #include "core/mapped_file.h"
+#include "core/stats.h"
 #include "core/stopwatch.h"
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
@@ -134,15 +137,42 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
 
 namespace {
 
-// A known op's canonical line; for an op parity does not know, its words with the fields sorted,
-// one space apart: another tool may write the same call's fields in any order and spacing.
+// Whether a field of an unknown op's line says where or how a tensor is placed, not what is
+// computed: its device (as a keyword, or a positional `.to(device)`), its memory layout, pinning,
+// whether autograd follows it. Two runs of one model on the CPU and on a GPU differ in these.
+bool placement_field(const std::string& key, const std::string& value) {
+  static const std::set<std::string> keys = {"device", "non_blocking", "pin_memory", "memory_format", "layout", "requires_grad"};
+  if (keys.count(key)) return true;
+  if (value.rfind("device(", 0) == 0) return true;
+  static const std::regex device_text(R"(^['"](cpu|cuda|mps|xpu|meta)(:[0-9]+)?['"]$)");
+  return std::regex_match(value, device_text);
+}
+
+// A floating dtype argument (`dtype=`, or a positional `.to(torch.float16)`) names the run's
+// precision, not the call: a float64 or float16 run and a float32 one run the same model. Every
+// floating dtype reads as one word; an integer or bool dtype stays itself.
+std::string dtype_identity(const std::string& value) {
+  static const std::regex floating(R"(^torch\.(float(16|32|64)?|half|double|bfloat16)$)");
+  return std::regex_match(value, floating) ? "floating" : value;
+}
+
+// A call's identity: a known op's canonical line; for an op parity does not know, its words with
+// the fields sorted, one space apart (another tool may write the same call's fields in any order
+// and spacing), without the fields that place tensors (placement_field), and with any floating
+// dtype as one word (dtype_identity). Two correct runs on two devices or in two precisions name
+// the same calls.
 std::string canonical_call(const std::string& line) {
   if (is_known_op(op_name_of(line))) return canonical_line(line);
   std::istringstream in(line);
   std::string op, word;
   in >> op;
   std::vector<std::string> fields;
-  while (in >> word) fields.push_back(word);
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (placement_field(key, value)) continue;
+    fields.push_back(eq == std::string::npos ? word : key + "=" + dtype_identity(value));
+  }
   std::sort(fields.begin(), fields.end());
   for (const std::string& f : fields) op += " " + f;
   return op;
@@ -196,6 +226,32 @@ const DumpTensorInfo* input_named(const DumpLayer& l, const std::string& role) {
   return nullptr;
 }
 
+// A float32 or float16 tensor entry (what a reduced-precision run writes).
+bool narrow_float(const DumpTensorInfo& t) {
+  const std::optional<DType> d = dtype_from_name(t.dtype);
+  return d && (*d == DType::Float32 || *d == DType::Float16);
+}
+
+// `coarse` is `fine` element for element, each value as is or rounded to `p` (to nearest even:
+// float16's range and mantissa, bfloat16's 7 or TF32's 10 mantissa bits).
+bool is_rounded(const Tensor& fine, const Tensor& coarse, Precision p) {
+  const auto round = [p](float v) {
+    switch (p) {
+      case Precision::Fp16: return half_to_float(float_to_half(v));
+      case Precision::Bf16: return round_mantissa(v, 7);
+      case Precision::Tf32: return round_mantissa(v, 10);
+      case Precision::Fp32: break;
+    }
+    return v;
+  };
+  if (fine.numel() != coarse.numel()) return false;
+  for (int64_t i = 0; i < fine.numel(); ++i) {
+    const float f = float(element_as_double(fine, i)), c = float(element_as_double(coarse, i));
+    if (float_bits(round(f)) != float_bits(c) && float_bits(f) != float_bits(c)) return false;
+  }
+  return true;
+}
+
 class Comparer {
  public:
   Comparer(const Dump& a, const Dump& b, const CompareOptions& o)
@@ -213,7 +269,9 @@ class Comparer {
       const auto it = in_b.find({a_.layers[i].name, a_.layers[i].occurrence});
       if (it != in_b.end()) b_of_a_[i] = it->second, a_of_b_[size_t(it->second)] = int64_t(i);
     }
+    excuse_precision_casts();
     judge_pairs(in_b, res.timing);
+    res.expected = rounded_inputs_line();
     std::vector<char> b_done(b_.layers.size(), 0);
     int64_t next_b = 0;  // B layers before this one are emitted (paired or alone)
     auto emit_b_only_until = [&](int64_t end) {
@@ -233,6 +291,12 @@ class Comparer {
       add(res, paired(int64_t(i), it->second));
     }
     emit_b_only_until(int64_t(b_.layers.size()));
+    if (!one_sided_casts_.empty()) {
+      std::string line = fmt::format("{} cast{} on one side only, to the precision of its run ({}): ", one_sided_casts_.size(),
+                                     one_sided_casts_.size() == 1 ? "" : "s", precision_profile(o_.judge.precision).name);
+      for (size_t k = 0; k < one_sided_casts_.size() && k < 3; ++k) line += (k ? ", " : "") + one_sided_casts_[k];
+      res.expected.push_back(line + (one_sided_casts_.size() > 3 ? ", ..." : ""));
+    }
     for (const LayerReport& l : res.layers) {
       res.passed += l.state == State::Passed;
       res.failed += l.state == State::Failed;
@@ -325,6 +389,10 @@ class Comparer {
     } else if (!source.empty()) {
       r.explained = true;
       r.reason += " (the control flow followed data that differs: " + source + ")";
+    } else if (const auto cast = excused_casts_[side].find(i); cast != excused_casts_[side].end()) {
+      r.explained = true;
+      r.reason += " (" + cast->second + ")";
+      one_sided_casts_.push_back(l.name);
     } else {
       r.state = State::Failed;
       r.structural = true;
@@ -335,15 +403,85 @@ class Comparer {
 
   // An input that no layer produced (the image, a weight) is data the two runs were given: when
   // it differs, that is a finding of its own, whatever the layer computed.
-  std::string unproduced_input_difference(const DumpLayer& la, const DumpLayer& lb) const {
-    for (const DumpTensorInfo& ta : la.inputs) {
-      const DumpTensorInfo* tb = input_named(lb, ta.role);
-      if (!tb || !ta.source.empty() || !tb->source.empty()) continue;
-      if (ta.dtype != tb->dtype || ta.shape != tb->shape || a_.hash_of(ta) != b_.hash_of(*tb)) {
-        return "input " + ta.role + " differs and no layer produced it";
+  // Seen through one side's excused casts (through_casts): the image a `.half()` rounded is the
+  // image given, compared with the other side's.
+  std::string unproduced_input_difference(const DumpLayer& la, const DumpLayer& lb, std::vector<std::string>& rounded) const {
+    for (const DumpTensorInfo& a_in : la.inputs) {
+      const DumpTensorInfo* b_in = input_named(lb, a_in.role);
+      if (!b_in) continue;
+      const DumpTensorInfo *ta = given_through_casts(0, a_in), *tb = given_through_casts(1, *b_in);
+      if (!ta || !tb) continue;
+      if (ta->dtype == tb->dtype && ta->shape == tb->shape && a_.hash_of(*ta) == b_.hash_of(*tb)) continue;
+      if (rounded_by_precision(*ta, *tb)) {
+        rounded.push_back(a_in.role);
+        continue;
       }
+      return "input " + a_in.role + " differs and no layer produced it";
     }
     return "";
+  }
+
+  // The given data (no producer) an input is, seen through excused casts; null when a layer
+  // produced it.
+  const DumpTensorInfo* given_through_casts(int side, const DumpTensorInfo& t) const {
+    const DumpTensorInfo* cur = &t;
+    while (cur->source_layer >= 0 && excused_casts_[side].count(cur->source_layer)) {
+      cur = &dump(side).layers[size_t(cur->source_layer)].inputs[0];
+    }
+    return cur->source.empty() ? cur : nullptr;
+  }
+
+  // The header's line for the given inputs rounded_by_precision excused: how many, the first few.
+  std::vector<std::string> rounded_inputs_line() const {
+    std::vector<std::string> names;
+    for (const auto& [ia, w] : work_) {
+      for (const std::string& role : w.rounded_inputs) names.push_back(a_.layers[size_t(ia)].name + " " + role);
+    }
+    if (names.empty()) return {};
+    std::string line = fmt::format("{} input{} no layer produced (the image, weights) one side took rounded to {}, as that precision does: ",
+                                   names.size(), names.size() == 1 ? "" : "s", precision_profile(o_.judge.precision).name);
+    for (size_t i = 0; i < names.size() && i < 3; ++i) line += (i ? ", " : "") + names[i];
+    return {line + (names.size() > 3 ? ", ..." : "")};
+  }
+
+  // Under a reduced precision (--precision fp16, bf16, tf32), a reduced-precision run takes the
+  // image and the weights rounded to it: an input no layer produced whose one side is the other's
+  // value rounded so, element for element, is what that precision does, not an origin.
+  bool rounded_by_precision(const DumpTensorInfo& ta, const DumpTensorInfo& tb) const {
+    const Precision p = o_.judge.precision;
+    if (p == Precision::Fp32 || ta.shape != tb.shape || !narrow_float(ta) || !narrow_float(tb)) return false;
+    const Tensor x = a_.view(ta), y = b_.view(tb);
+    // Which side is the coarse one is the data's to say: try each.
+    return is_rounded(x, y, p) || is_rounded(y, x, p);
+  }
+
+  // The layers one side alone has that are casts to the run's precision (precision_cast), known
+  // before any pair is judged: a pair's inputs are followed through them (through_casts).
+  void excuse_precision_casts() {
+    for (int side = 0; side < 2; ++side) {
+      const std::vector<int64_t>& other = side == 0 ? b_of_a_ : a_of_b_;
+      for (size_t i = 0; i < dump(side).layers.size(); ++i) {
+        if (other[i] >= 0) continue;
+        if (std::string why = precision_cast(side, dump(side).layers[i]); !why.empty()) excused_casts_[side][int64_t(i)] = std::move(why);
+      }
+    }
+  }
+
+  // A cast that one run has and the other lacks (`.half()` of the image, `.to(float16)` before a
+  // head, `.float()` after it), in a comparison at a reduced precision: its output is its input
+  // as is, or rounded to that precision. That is the run's precision changing, not another
+  // model; "" when the layer is not such a cast.
+  std::string precision_cast(int side, const DumpLayer& l) const {
+    static const std::set<std::string> casts = {"torch.Tensor.to", "torch.Tensor.half", "torch.Tensor.float", "torch.Tensor.double",
+                                                "torch.Tensor.bfloat16", "torch.Tensor.type"};
+    const Precision p = o_.judge.precision;
+    if (p == Precision::Fp32 || !casts.count(l.op) || l.inputs.size() != 1 || l.outputs.size() != 1) return "";
+    const DumpTensorInfo &in = l.inputs[0], &out = l.outputs[0];
+    if (in.shape != out.shape || !narrow_float(in) || !narrow_float(out)) return "";
+    const Tensor x = dump(side).view(in), y = dump(side).view(out);
+    if (!is_rounded(x, y, p)) return "";
+    return std::string("a cast in ") + (side == 0 ? "A" : "B") + "'s run only, which keeps its values or rounds them to " +
+           precision_profile(p).name + ": the run's precision, not another model";
   }
 
   // An input read from another layer on one side than on the other (a cat fed in swapped order,
@@ -351,20 +489,34 @@ class Comparer {
   // Each side may then match the judge on its own inputs, so only the wiring shows the defect.
   std::string rewired_input(const DumpLayer& la, const DumpLayer& lb) const {
     for (size_t k = 0; k < la.inputs.size() && k < lb.inputs.size(); ++k) {
-      const DumpTensorInfo &ta = la.inputs[k], &tb = lb.inputs[k];
-      if (ta.source.empty() != tb.source.empty()) {
-        const auto from = [](const DumpTensorInfo& t) { return t.source.empty() ? std::string("no layer (data given)") : t.source; };
-        return "input " + ta.role + " comes from another layer: A reads " + from(ta) + ", B reads " + from(tb);
+      const auto [sa, la_src] = through_casts(0, la.inputs[k]);
+      const auto [sb, lb_src] = through_casts(1, lb.inputs[k]);
+      const std::string& role_k = la.inputs[k].role;
+      if (sa.empty() != sb.empty()) {
+        const auto from = [](const std::string& source) { return source.empty() ? std::string("no layer (data given)") : source; };
+        return "input " + role_k + " comes from another layer: A reads " + from(sa) + ", B reads " + from(sb);
       }
-      if (ta.source_layer < 0 || tb.source_layer < 0) continue;
-      const int64_t pa = b_of_a_[size_t(ta.source_layer)];
-      if (pa < 0 || a_of_b_[size_t(tb.source_layer)] < 0) continue;  // a producer the other dump lacks: no telling
+      if (la_src < 0 || lb_src < 0) continue;
+      const int64_t pa = b_of_a_[size_t(la_src)];
+      if (pa < 0 || a_of_b_[size_t(lb_src)] < 0) continue;  // a producer the other dump lacks: no telling
       const auto role = [](const std::string& source) { return source.substr(source.rfind(':') + 1); };
-      if (pa != tb.source_layer || role(ta.source) != role(tb.source)) {
-        return "input " + ta.role + " comes from another layer: A reads " + ta.source + ", B reads " + tb.source;
+      if (pa != lb_src || role(sa) != role(sb)) {
+        return "input " + role_k + " comes from another layer: A reads " + sa + ", B reads " + sb;
       }
     }
     return "";
+  }
+
+  // Where an input comes from, seen through the casts one side alone has and precision_cast
+  // excused: (source, its layer), ("", -1) for data given.
+  std::pair<std::string, int64_t> through_casts(int side, const DumpTensorInfo& t) const {
+    std::string source = t.source;
+    int64_t layer = t.source_layer;
+    while (layer >= 0 && excused_casts_[side].count(layer)) {
+      const DumpTensorInfo& in = dump(side).layers[size_t(layer)].inputs[0];
+      source = in.source, layer = in.source_layer;
+    }
+    return {source, layer};
   }
 
   // An input taken from the same producer on both sides, a producer whose outputs agree within
@@ -485,6 +637,7 @@ class Comparer {
     int64_t ib = -1;
     bool same_inputs = false;
     std::string input_finding;
+    std::vector<std::string> rounded_inputs;  // given inputs one side took rounded to --precision
     LayerVerdict verdict;
   };
 
@@ -517,7 +670,7 @@ class Comparer {
       // them against the hash of their producer's stream (the file is not read for it).
       for (const DumpTensorInfo& t : la.inputs) a_.check_later(t);
       for (const DumpTensorInfo& t : lb.inputs) b_.check_later(t);
-      w.input_finding = unproduced_input_difference(la, lb);
+      w.input_finding = unproduced_input_difference(la, lb, w.rounded_inputs);
       w.same_inputs = same_input_bytes(la, lb);
       const auto [sa, sb] = layer_sides(a_, la, b_, lb, true);
       w.verdict = compare_layer_outputs(la.name, sa, sb, w.same_inputs, o_.judge);
@@ -579,6 +732,8 @@ class Comparer {
   std::vector<char> steers_[2];
   std::vector<int64_t> b_of_a_, a_of_b_;  // the paired layer on the other side, or -1
   std::map<int64_t, PairWork> work_;      // by A index: the pairs judged
+  std::vector<std::string> one_sided_casts_;  // layers precision_cast excused
+  std::map<int64_t, std::string> excused_casts_[2];  // precision_cast's by side and index: why
   std::vector<std::string> origin_names_;
   int64_t first_origin_index_ = -1;
   int64_t origin_id_ = -1;  // the origin the layer being judged became, or -1

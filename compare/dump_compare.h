@@ -67,6 +67,7 @@ struct CompareTiming {
 
 struct CompareResult {
   std::vector<std::string> provenance;  // what differs between the two manifests, one line each
+  std::vector<std::string> expected;    // differences the chosen precision accounts for, one line each
   std::vector<LayerReport> layers;      // the rows (after --layers)
   int passed = 0, failed = 0, mistrusted = 0, unchecked = 0, structural = 0, explained = 0;
   int structural_origins = 0;  // structural failures that are not propagated and not explained

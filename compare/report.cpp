@@ -55,6 +55,7 @@ std::vector<std::string> judged_how(const CompareResult& r, const ReportHeader& 
       break;
     }
   }
+  lines.insert(lines.end(), r.expected.begin(), r.expected.end());
   return lines;
 }
 

@@ -206,6 +206,139 @@ TEST(Manifest, UnknownOpFieldsInAnyOrderAreTheSameCall) {
   EXPECT_NE(r.layers[1].reason.find("B ran another call"), std::string::npos) << r.layers[1].reason;
 }
 
+// A CPU run against a CUDA run, or a float64 run against a float32 one (both written as float32):
+// the fields that place tensors (device, as a keyword or a positional `.to` argument, pinning,
+// layout, autograd) and which floating dtype a call names are not the call. What the call
+// computes still is: another argument, or a floating dtype against an integer one.
+TEST(Manifest, CallsDifferingOnlyInDeviceOrFloatingDtypeAreTheSameCall) {
+  test::TempDir tmp;
+  int n = 0;
+  auto layer_with = [](const std::string& line) {
+    json m = with_bn_params(line);
+    m["layers"][1]["op"] = line.substr(0, line.find(' '));
+    return m;
+  };
+  auto state_of = [&](const std::string& line_a, const std::string& line_b) {
+    const std::string da = tmp.file("a" + std::to_string(n)), db = tmp.file("b" + std::to_string(n++));
+    const CompareResult r = compare_dumps(read_dump(write_dump(da, layer_with(line_a), kX)),
+                                          read_dump(write_dump(db, layer_with(line_b), kX)), CompareOptions{});
+    return std::make_tuple(r.layers.at(1).state, r.layers.at(1).structural, r.layers.at(1).params_b);
+  };
+  const std::vector<std::pair<std::string, std::string>> same = {
+      {"torch.arange arg0=80 device=device(type='cpu') dtype=torch.float64", "torch.arange arg0=80 device=device(type='cuda',index=0) dtype=torch.float32"},
+      {"torch.Tensor.to in0=2x3 arg1='cuda:0' non_blocking=True", "torch.Tensor.to in0=2x3"},
+      {"torch.Tensor.to in0=2x3 arg1=device(type='cuda',index=0)", "torch.Tensor.to in0=2x3 arg1=device(type='cpu')"},
+      {"torch.zeros arg0=(2,3) pin_memory=True layout=torch.strided requires_grad=False", "torch.zeros arg0=(2,3) memory_format=torch.contiguous_format"},
+      {"torch.full arg0=(2,3) arg1=0.5 dtype=torch.half", "torch.full arg0=(2,3) arg1=0.5 dtype=torch.bfloat16"}};
+  for (const auto& [a, b] : same) {
+    EXPECT_EQ(state_of(a, b), std::make_tuple(State::Passed, false, std::string())) << a << " | " << b;
+  }
+  const std::vector<std::pair<std::string, std::string>> different = {
+      {"torch.arange arg0=80 device=device(type='cpu')", "torch.arange arg0=40 device=device(type='cuda',index=0)"},
+      {"torch.arange arg0=80 dtype=torch.float32", "torch.arange arg0=80 dtype=torch.int64"},
+      {"torch.Tensor.to in0=2x3 arg1=torch.float16", "torch.Tensor.to in0=2x3 arg1=torch.int32"}};
+  for (const auto& [a, b] : different) {
+    const auto [state, structural, params_b] = state_of(a, b);
+    EXPECT_EQ(state, State::Failed) << a << " | " << b;
+    EXPECT_TRUE(structural) << a << " | " << b;
+    EXPECT_EQ(params_b, b);
+  }
+}
+
+// A half-precision run takes the image (and the weights) rounded to float16. Under --precision
+// fp16 that input, which no layer produced, is what the precision does: the layer passes on its
+// own inputs, and the header says so. Under fp32 it is the origin; and under fp16 an input that
+// is not the other's value rounded (noise of the same size) still is.
+TEST(Manifest, GivenInputRoundedToTheRunsPrecisionIsExpectedNotAnOrigin) {
+  test::TempDir tmp;
+  const Tensor x = floats({-2.7182817f, -1.0f / 3, 0.1f, 1.4142135f, 2.3025851f, 3.1415927f}, {2, 3});
+  Tensor rounded = x.clone(), noisy = x.clone();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    rounded.mutable_data<float>()[i] = half_to_float(float_to_half(x.data<float>()[i]));
+    noisy.mutable_data<float>()[i] = x.data<float>()[i] * (1 + 3e-4f * float(i % 2 ? 1 : -1));
+  }
+  const json m = json::parse(R"({"format": "parity-dump", "version": 1, "layers": [
+    {"name": "stem", "op": "silu", "params": "silu x=2x3", "inputs": [{"file": "x.npy"}], "outputs": [{"file": "stem.npy"}]}]})");
+  auto dump_of = [&](const std::string& name, const Tensor& in) {
+    const std::string dir = tmp.file(name);
+    std::filesystem::create_directories(dir);
+    write_npy(dir + "/x.npy", in);
+    write_npy(dir + "/stem.npy", silu_of(in));
+    test::write_bytes(dir + "/manifest.json", m.dump());
+    return read_dump(dir);
+  };
+  const Dump a = dump_of("fp32", x), b = dump_of("fp16", rounded), c = dump_of("noisy", noisy);
+  CompareOptions fp16;
+  fp16.judge.precision = Precision::Fp16;
+  for (const auto& [first, second] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    const CompareResult r = compare_dumps(*first, *second, fp16);
+    EXPECT_EQ(r.origin, -1) << r.layers[0].reason;
+    EXPECT_EQ(r.layers[0].state, State::Passed) << r.layers[0].reason;
+    ASSERT_EQ(r.expected.size(), 1u);
+    EXPECT_NE(r.expected[0].find("1 input no layer produced"), std::string::npos) << r.expected[0];
+    EXPECT_NE(r.expected[0].find("rounded to fp16"), std::string::npos) << r.expected[0];
+    EXPECT_NE(r.expected[0].find("stem x"), std::string::npos) << r.expected[0];
+  }
+  const CompareResult fp32 = compare_dumps(a, b, CompareOptions{});
+  EXPECT_EQ(fp32.origin, 0);
+  EXPECT_NE(fp32.layers[0].reason.find("input x differs and no layer produced it"), std::string::npos) << fp32.layers[0].reason;
+  EXPECT_TRUE(fp32.expected.empty());
+  const CompareResult noise = compare_dumps(a, c, fp16);
+  EXPECT_EQ(noise.origin, 0);
+  EXPECT_NE(noise.layers[0].reason.find("input x differs and no layer produced it"), std::string::npos) << noise.layers[0].reason;
+}
+
+// The same, when the half-precision run casts the image inside the dumped block: the cast is a
+// layer of that run only. Under --precision fp16 it is the run's precision (explained, said once
+// in the header), the layer after it passes on its own inputs, and the image it cast is still
+// compared with the other run's: a different image is the origin. Under fp32 the cast is a
+// structural difference.
+TEST(Manifest, CastToTheRunsPrecisionOnOneSideIsNotStructural) {
+  test::TempDir tmp;
+  const Tensor x = floats({-2.7182817f, -1.0f / 3, 0.1f, 1.4142135f, 2.3025851f, 3.1415927f}, {2, 3});
+  Tensor other = x.clone();
+  other.mutable_data<float>()[4] += 0.25f;
+  auto rounded = [](const Tensor& t) {
+    Tensor r = t.clone();
+    for (int64_t i = 0; i < t.numel(); ++i) r.mutable_data<float>()[i] = half_to_float(float_to_half(t.data<float>()[i]));
+    return r;
+  };
+  auto write = [&](const std::string& name, const json& m, const Tensor& image, const Tensor& stem_in) {
+    const std::string dir = tmp.file(name);
+    std::filesystem::create_directories(dir);
+    write_npy(dir + "/x.npy", image);
+    write_npy(dir + "/xh.npy", rounded(image));
+    write_npy(dir + "/stem.npy", silu_of(stem_in));
+    test::write_bytes(dir + "/manifest.json", m.dump());
+    return read_dump(dir);
+  };
+  const json plain = json::parse(R"({"format": "parity-dump", "version": 1, "layers": [
+    {"name": "stem", "op": "silu", "params": "silu x=2x3", "inputs": [{"file": "x.npy"}], "outputs": [{"file": "stem.npy"}]}]})");
+  const json cast = json::parse(R"({"format": "parity-dump", "version": 1, "layers": [
+    {"name": "half", "op": "torch.Tensor.half", "params": "torch.Tensor.half in0=2x3", "inputs": [{"file": "x.npy"}], "outputs": [{"file": "xh.npy"}]},
+    {"name": "stem", "op": "silu", "params": "silu x=2x3", "inputs": [{"file": "xh.npy", "source": "half:out0"}], "outputs": [{"file": "stem.npy"}]}]})");
+  const Dump a = write("fp32", plain, x, x), b = write("fp16", cast, x, rounded(x)), c = write("other", cast, other, rounded(other));
+  CompareOptions fp16;
+  fp16.judge.precision = Precision::Fp16;
+  for (const auto& [first, second] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    const CompareResult r = compare_dumps(*first, *second, fp16);
+    ASSERT_EQ(r.layers.size(), 2u);
+    EXPECT_EQ(r.origin, -1) << r.layers[0].reason << " | " << r.layers[1].reason;
+    EXPECT_EQ(r.structural, 0);
+    for (const LayerReport& l : r.layers) EXPECT_EQ(l.state, State::Passed) << l.name << ": " << l.reason;
+    ASSERT_EQ(r.expected.size(), 1u);
+    EXPECT_NE(r.expected[0].find("1 cast on one side only, to the precision of its run (fp16): half"), std::string::npos) << r.expected[0];
+  }
+  const CompareResult fp32 = compare_dumps(a, b, CompareOptions{});
+  EXPECT_GE(fp32.structural, 1);
+  EXPECT_NE(fp32.origin, -1);
+  const CompareResult different = compare_dumps(a, c, fp16);
+  ASSERT_GE(different.origin, 0);
+  EXPECT_EQ(different.layers[size_t(different.origin)].name, "stem");
+  EXPECT_NE(different.layers[size_t(different.origin)].reason.find("input x differs and no layer produced it"), std::string::npos)
+      << different.layers[size_t(different.origin)].reason;
+}
+
 // No local check for an op the judge lacks: beyond tolerance it is UNCHECKED, never an origin;
 // within tolerance it passes.
 TEST(Manifest, UnknownOpIsJudgedByValuesOnly) {

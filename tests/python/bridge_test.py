@@ -394,6 +394,67 @@ class ModelCodeDefects(unittest.TestCase):
         self.check("roll", None)
 
 
+class GridHead(torch.nn.Module):
+    """A head that builds its grid inside the forward, as YOLOv5's Detect._make_grid does: torch.arange
+    with the input's device and dtype, so a float64 run (or a CUDA one) names another dtype (device)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x, defect=None):
+        y = self.conv(x).sigmoid()
+        ny, nx = y.shape[2:]
+        gy = torch.arange(ny, device=x.device, dtype=x.dtype)
+        gx = torch.arange(nx + (defect == "grid"), device=x.device, dtype=x.dtype)[:nx]
+        if defect == "shift":
+            gx = gx + 1
+        yv, xv = torch.meshgrid(gy, gx, indexing="ij")
+        grid = torch.stack((xv, yv), 0).unsqueeze(0)
+        return y[:, :2] * 2 + grid
+
+
+class CallIdentity(unittest.TestCase):
+    """Two correct runs in two precisions name the same calls: a dtype argument (and a device one)
+    is not what a call computes. What it computes still counts: another argument, another value."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        torch.manual_seed(0)
+        cls.net = GridHead().eval()
+        cls.x = torch.randn(1, 3, 8, 12)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def dump(self, dtype, defect=None):
+        path = os.path.join(self.tmp.name, f"{dtype}-{defect}".replace("torch.", ""))
+        if not os.path.exists(path):
+            self.net.to(dtype)
+            image = self.x.to(dtype)
+            with torch.no_grad(), parity_torch.dump(path, self.net, dtype=torch.float32):
+                self.net(image, defect)
+            self.net.float()
+        return path
+
+    def test_a_grid_made_in_float64_is_the_same_call_as_in_float32(self):
+        with open(os.path.join(self.dump(torch.float64), "manifest.json")) as f:
+            lines = [l["params"] for l in json.load(f)["layers"] if l["op"] == "torch.arange"]
+        self.assertTrue(lines and all("dtype=torch.float64" in l for l in lines), lines)
+        code, out, report = compare_json(self.dump(torch.float32), self.dump(torch.float64))
+        self.assertEqual(code, 0, out)
+        self.assertEqual(report["structural"], 0, out)
+
+    def test_another_argument_or_value_is_still_named(self):
+        for defect in ("grid", "shift"):
+            for a, b in ((self.dump(torch.float32), self.dump(torch.float64, defect)),
+                         (self.dump(torch.float32, defect), self.dump(torch.float64))):
+                code, out, _ = compare_json(a, b)
+                self.assertNotEqual(code, 0, f"{defect}: a false PASS\n{out}")
+
+
 class ReadmeSection(unittest.TestCase):
     """README.md's "Compare your own PyTorch model": its Python and shell blocks, as written."""
 
