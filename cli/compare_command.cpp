@@ -23,7 +23,7 @@ namespace parity::cli {
 namespace {
 
 struct Options {
-  std::string a, b, json, csv, html, tol_file, layers, rerun, judge = "ref", precision = "fp32", color = "auto";
+  std::string a, b, json, csv, html, tol_file, layers, rerun, judge = "ref", precision = "auto", color = "auto";
   double atol = -1, rtol = -1;  // -1: not given (the flags refuse negative values)
   bool all = false, timing = false, failed = false;
   int top = 0;
@@ -44,13 +44,38 @@ void print_timing(const CompareResult& r, double read_s) {
   for (const auto& [op, c] : t.local_by_op) fmt::print(stderr, "    {:<24} {:8.3f} s thread time, {} layers\n", op, c.thread_s, c.layers);
 }
 
-ReportHeader header_of(const Options& o, const Dump& a, const Dump& b) {
+ReportHeader header_of(const Options& o, const Dump& a, const Dump& b, const std::string& precision) {
   // A hand-written manifest may leave these out (docs/MANIFEST.md).
   auto given = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   auto text = [&](const Dump& d) {
     return fmt::format("{} ({} on {}, {}, seed {})", d.dir, given(d.model), given(d.backend), given(d.device), d.seed);
   };
-  return {text(a), text(b), o.judge, o.precision};
+  return {text(a), text(b), o.judge, precision};
+}
+
+// The precision a dump's run recorded (parity_torch writes run.precision from the model's dtypes,
+// autocast and the TF32 switches); fp32 where it recorded none.
+Precision recorded_precision(const Dump& d) {
+  const auto it = d.run.find("precision");
+  if (it == d.run.end()) return Precision::Fp32;
+  try {
+    return parse_precision(it->second);
+  } catch (const Error&) {
+    throw Error(d.dir + "/manifest.json: run \"precision\": '" + it->second + "' is none of fp32, tf32, fp16, bf16");
+  }
+}
+
+// --precision auto (the default): the coarser of what the two runs recorded, so that a CPU run
+// against a CUDA run with PyTorch's default TF32 convolutions, or against a half-precision run,
+// is judged at the precision that run computed in. Returns the header's text for it.
+std::string settle_precision(const Options& o, const Dump& a, const Dump& b, CompareOptions& co) {
+  if (o.precision != "auto") return o.precision;
+  const Precision pa = recorded_precision(a), pb = recorded_precision(b), p = coarser(pa, pb);
+  co.judge.precision = p;
+  const std::string name = precision_profile(p).name;
+  if (pa == Precision::Fp32 && pb == Precision::Fp32) return name;
+  const std::string who = pa == pb ? "both runs" : pa == p ? "A's run" : "B's run";
+  return name + " (auto: " + who + " recorded " + name + ")";
 }
 
 // One line when the two dumps are of different models (their manifests say so and fewer than
@@ -107,7 +132,7 @@ CompareOptions compare_options(const Options& o) {
   if (o.atol >= 0) co.judge.tolerance = ToleranceOverride{o.atol, o.rtol};
   if (!o.tol_file.empty()) co.judge.per_layer = read_tolerance_file(o.tol_file);
   co.judge.judge = o.judge;
-  co.judge.precision = parse_precision(o.precision);
+  if (o.precision != "auto") co.judge.precision = parse_precision(o.precision);  // auto: once the dumps are read
   flag_backend("--judge", o.judge);
   if (!o.layers.empty()) {
     try {
@@ -152,16 +177,17 @@ int compare(const Options& o) {
     if (!o.tol_file.empty() || !o.layers.empty() || !o.csv.empty() || !o.html.empty() || o.all || o.failed || o.top > 0) {
       throw Error("two .npy files take --atol/--rtol, --op, --inputs, --precision and --json; the other flags are for dumps");
     }
-    return compare_npy_files({o.a, o.b, o.atol, o.rtol, o.op, o.inputs, o.precision, o.json});
+    return compare_npy_files({o.a, o.b, o.atol, o.rtol, o.op, o.inputs, o.precision == "auto" ? "fp32" : o.precision, o.json});
   }
   if (!o.op.empty() || !o.inputs.empty()) throw Error("--op and --inputs are for two .npy files, not dumps");
-  const CompareOptions co = compare_options(o);
+  CompareOptions co = compare_options(o);
   const Stopwatch reading;
   const Dump a = read_dump(o.a), b = read_dump(o.b);
   const double read_s = reading.seconds();
+  const std::string precision = settle_precision(o, a, b, co);
   const CompareResult r = compare_dumps(a, b, co);
   if (o.timing) print_timing(r, read_s);
-  const ReportHeader h = header_of(o, a, b);
+  const ReportHeader h = header_of(o, a, b, precision);
   if (const std::string line = not_comparable(a, b); !line.empty()) {
     fmt::print("{}\n", line);
     if (!o.json.empty()) write_json(o.json, r, h);
@@ -179,11 +205,10 @@ int compare(const Options& o) {
 
 // Runs the origin layer again on `backend_name` with each defective side's own inputs, and judges
 // that run against the side's recorded output: which of the two the judge agrees with.
-void rerun(const Options& o, const Dump& a, const Dump& b, const LayerReport& origin) {
+// `jo`: bisect's own judge options (--judge, --precision as settled, --atol/--rtol, --tol-file), so
+// the rerun judges as the bisect it follows did.
+void rerun(const Options& o, const JudgeOptions& jo, const Dump& a, const Dump& b, const LayerReport& origin) {
   const Backend& be = backend(o.rerun);
-  JudgeOptions jo;
-  jo.judge = o.judge;
-  jo.precision = parse_precision(o.precision);
   for (const auto& [side, d] : {std::pair<const char*, const Dump*>{"A", &a}, {"B", &b}}) {
     const DumpLayer* l = nullptr;
     for (const DumpLayer& x : d->layers) l = x.name == origin.name && x.occurrence == origin.occurrence ? &x : l;
@@ -215,19 +240,21 @@ int bisect(const Options& o) {
   // An unknown --rerun backend, or one that cannot run here, is a usage error before any dump
   // is read, divergence or not (rerun() itself runs only after the whole bisect).
   if (!o.rerun.empty()) flag_backend("--rerun", o.rerun);
-  const CompareOptions co = compare_options(o);
+  CompareOptions co = compare_options(o);
   const Stopwatch reading;
   const Dump a = read_dump(o.a), b = read_dump(o.b);
   const double read_s = reading.seconds();
+  const std::string precision = settle_precision(o, a, b, co);
   const CompareResult r = compare_dumps(a, b, co);
   if (o.timing) print_timing(r, read_s);
   if (const std::string line = not_comparable(a, b); !line.empty()) {
     fmt::print("{}\n", line);
     return kStructuralMismatch;
   }
+  if (co.judge.precision != Precision::Fp32 && o.precision == "auto") fmt::print("precision {}\n", precision);
   // --failed or --top: the rows they pick (with the header) before the origin; else no table.
   if (o.failed || o.top > 0) {
-    write_table(std::cout, r, header_of(o, a, b), table_view(o));
+    write_table(std::cout, r, header_of(o, a, b, precision), table_view(o));
   } else {
     for (const std::string& p : r.provenance) fmt::print("provenance differs: {}\n", p);
     for (const std::string& e : r.expected) fmt::print("expected: {}\n", e);
@@ -268,11 +295,11 @@ int bisect(const Options& o) {
       fmt::print("also an origin: {} (layer {}, defective: {}): {}\n", l.name, l.index,
                  l.defective == Sides::None ? "the data" : sides_name(l.defective), l.reason);
     }
-    if (!o.rerun.empty()) rerun(o, a, b, origin);
+    if (!o.rerun.empty()) rerun(o, co.judge, a, b, origin);
   }
   fmt::print("{}\n", summary_line(r));
-  if (!o.json.empty()) write_json(o.json, r, header_of(o, a, b));
-  if (!o.html.empty()) write_html(o.html, r, header_of(o, a, b));
+  if (!o.json.empty()) write_json(o.json, r, header_of(o, a, b, precision));
+  if (!o.html.empty()) write_html(o.html, r, header_of(o, a, b, precision));
   return code;
 }
 
@@ -287,7 +314,9 @@ void common_flags(CLI::App* app, Options& o) {
   app->add_option("--layers", o.layers, "only report layers whose name matches this regular expression (all are judged)");
   app->add_option("--judge", o.judge, "the backend that runs each differing layer on each side's own inputs")->capture_default_str();
   app->add_option("--precision", o.precision,
-                  "judge float outputs against fp32, tf32, fp16 or bf16 arithmetic; float16 dumps are judged as fp16 at least")
+                  "judge float outputs against fp32, tf32, fp16 or bf16 arithmetic; auto: the coarser of what the two runs "
+                  "recorded (parity_torch records the model's dtypes, autocast and TF32), fp32 where none; float16 dumps are "
+                  "judged as fp16 at least")
       ->capture_default_str();
   app->add_flag("--timing", o.timing, "print on stderr where the time went: the element-wise pass and the local checks, by op");
   app->add_flag("--failed", o.failed, "table rows only for layers that did not pass (the summary still counts every layer)");

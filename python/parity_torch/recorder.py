@@ -139,6 +139,8 @@ class Recorder:
         self.call = -1  # forward calls of `model` so far, minus one
         self.busy = 0   # > 0 inside parity_torch's own code and inside recorded leaf modules
         self.devices = set()
+        self.autocast = set()  # autocast regions seen in force ("cuda:float16"), for run.precision
+        self.tf32 = None       # (cuDNN, matmul) TF32 switches as the block began
         self.cast = dtype
         self.buffer_ids = {id(b) for b in model.buffers()}
         self.hooks, self.mode = [], None
@@ -150,6 +152,9 @@ class Recorder:
             raise RuntimeError("parity_torch: this dump was abandoned after an exception; start a new one")
         if self.done:
             return
+        if self.tf32 is None:
+            self.tf32 = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+        self.autocast |= _autocast_now()
         for m in self.paths:
             self.hooks.append(m.register_forward_pre_hook(self.pre_hook))
             self.hooks.append(m.register_forward_hook(self.post_hook))
@@ -226,6 +231,7 @@ class Recorder:
     def pre_hook(self, module, args):
         if module is self.model and all(f.module is not module for f in self.stack):  # not a recursive call
             self.call += 1
+            self.autocast |= _autocast_now()
             self.name_function_layers(self.root)  # the previous call's post-processing
             self.root = _Frame("")
             self.path_calls = {}
@@ -458,7 +464,9 @@ class Recorder:
             "format": "parity-dump", "version": 1, "model": self.name, "backend": "pytorch",
             "device": self.device_text(), "tool_version": f"parity_torch {VERSION}",
             "run": {"model": self.name, "framework": "pytorch", "torch": torch.__version__,
-                    "calls": ",".join(str(c) for c in sorted(self.selected)), "param_dtypes": self.param_dtypes()},
+                    "calls": ",".join(str(c) for c in sorted(self.selected)), "param_dtypes": self.param_dtypes(),
+                    "precision": self.precision(), "autocast": ",".join(sorted(self.autocast)) or "off",
+                    "tf32": "cudnn={} matmul={}".format(*self.tf32)},
             "layers": [self.layer_json(i, l) for i, l in enumerate(kept)],
         }
         self.folder.finish(manifest)
@@ -494,8 +502,41 @@ class Recorder:
                 names.append(d)
         return ", ".join(names) or "cpu"
 
+    def precision(self):
+        """What the run computed in, for `parity compare --precision auto`: fp16 or bf16 where the
+        weights are, or autocast on a device the run used casts to, that dtype; else tf32 where a
+        CUDA device that has TF32 (compute capability 8 and up) ran with it allowed (PyTorch allows
+        it in cuDNN convolutions by default); else fp32."""
+        dtypes = {p.dtype for p in self.model.parameters()}
+        used = {d.split(":")[0] for d in self.devices}
+        autocast = {a.split(":")[1] for a in self.autocast if a.split(":")[0] in used}
+        if torch.float16 in dtypes or "float16" in autocast:
+            return "fp16"
+        if torch.bfloat16 in dtypes or "bfloat16" in autocast:
+            return "bf16"
+        cuda = [d for d in self.devices if d.startswith("cuda")]
+        if cuda and any(self.tf32) and any(torch.cuda.get_device_capability(torch.device(d))[0] >= 8 for d in cuda):
+            return "tf32"
+        return "fp32"
+
     def param_dtypes(self):
         return ",".join(sorted({str(p.dtype).replace("torch.", "") for p in self.model.parameters()})) or "none"
+
+
+def _autocast_now():
+    """The autocast regions in force now, as "cuda:float16" or "cpu:bfloat16"."""
+    found = set()
+    for device in ("cuda", "cpu"):
+        try:
+            on, dtype = torch.is_autocast_enabled(device), torch.get_autocast_dtype(device)
+        except (TypeError, AttributeError):  # torch before 2.4 asks each device its own way
+            if device == "cuda":
+                on, dtype = torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype()
+            else:
+                on, dtype = torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype()
+        if on:
+            found.add(f"{device}:{str(dtype).replace('torch.', '')}")
+    return found
 
 
 def layer_dtype(t, cast=None):

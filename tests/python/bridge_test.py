@@ -455,6 +455,66 @@ class CallIdentity(unittest.TestCase):
                 self.assertNotEqual(code, 0, f"{defect}: a false PASS\n{out}")
 
 
+class AutoPrecision(unittest.TestCase):
+    """bfloat16 autocast on the CPU against float32, the CPU's stand-in for a half-precision GPU
+    run: the dump records the run's precision, compare's default --precision auto judges at bf16,
+    the clean runs pass, and a defect planted on either side is named on that side."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        torch.manual_seed(0)
+        cls.net = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.SiLU(),
+                                      torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.SiLU(),
+                                      torch.nn.Conv2d(16, 8, 1)).eval()
+        cls.x = torch.randn(1, 3, 24, 24)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def dump(self, autocast, defect=False):
+        path = os.path.join(self.tmp.name, f"{'bf16' if autocast else 'fp32'}-{defect}")
+        if os.path.exists(path):
+            return path
+        handle = None
+        if defect:  # one output channel of the middle conv off by 0.05
+            def bump(module, inputs, output):
+                output = output.clone()
+                output[:, 3] += 0.05
+                return output
+            handle = self.net[2].register_forward_hook(bump)
+        try:
+            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast), \
+                    parity_torch.dump(path, self.net, dtype=torch.float32):
+                self.net(self.x)
+        finally:
+            if handle:
+                handle.remove()
+        return path
+
+    def test_the_dump_records_the_runs_precision(self):
+        with open(os.path.join(self.dump(True), "manifest.json")) as f:
+            run = json.load(f)["run"]
+        self.assertEqual((run["precision"], run["autocast"]), ("bf16", "cpu:bfloat16"), run)
+        with open(os.path.join(self.dump(False), "manifest.json")) as f:
+            self.assertEqual(json.load(f)["run"]["precision"], "fp32")
+
+    def test_clean_runs_pass_at_the_recorded_precision(self):
+        code, out, report = compare_json(self.dump(False), self.dump(True))
+        self.assertEqual(code, 0, out)
+        self.assertEqual(report["precision"], "bf16 (auto: B's run recorded bf16)", out)
+        code, out, _ = compare_json(self.dump(False), self.dump(True), "--precision", "fp32")
+        self.assertNotEqual(code, 0, "fp32 judging must see bfloat16 arithmetic\n" + out)
+
+    def test_a_defect_on_either_side_is_named_there(self):
+        for a, b, side in ((self.dump(False), self.dump(True, True), "B"), (self.dump(False, True), self.dump(True), "A")):
+            code, out, report = compare_json(a, b)
+            self.assertEqual(code, 1, out)
+            origin = next(l for l in report["layers"] if l["origin"])
+            self.assertEqual((origin["name"], origin["defective"]), ("2", side), out)
+
+
 class ReadmeSection(unittest.TestCase):
     """README.md's "Compare your own PyTorch model": its Python and shell blocks, as written."""
 
