@@ -224,6 +224,11 @@ def known_module(module, args):
 # keeps its producer, so a consumer's input still points at the producer's output.
 SAME_VALUES = {"clone", "detach", "cpu", "cuda", "to", "contiguous", "type_as", "requires_grad_", "detach_"}
 
+# Casts between floating dtypes: in a dump written in one float dtype (dump(..., dtype=torch.float32))
+# they are copies, and one run may have a cast the other lacks (a float64 run's `.float()`, a half
+# run's `.half()`). They keep their producer, the consumer's input marked derived (its own values).
+FLOAT_CASTS = {"float", "half", "double", "bfloat16", "to", "type", "type_as"}
+
 # Calls that are never layers: metadata, conversions to Python values, and parity_torch's own reads.
 NOT_LAYERS = {"__set__", "size", "dim", "numel", "stride", "is_contiguous", "item", "tolist", "numpy", "__len__",
               "__bool__", "__format__", "__repr__", "__array__", "data_ptr", "element_size", "_is_view",

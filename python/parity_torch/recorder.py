@@ -366,9 +366,13 @@ class Recorder:
 
     def pass_through(self, name, tensors, outputs):
         """Views and copies are not layers: their results keep their producer (derived when reshaped)."""
+        def written_cast(t, o):  # a float cast that the dump's written dtype makes a copy
+            return (name in ops.FLOAT_CASTS and t.is_floating_point() and o.is_floating_point() and t.dtype != o.dtype
+                    and layer_dtype(t, self.cast) == layer_dtype(o, self.cast))
         for o in outputs:
             same_storage = [t for _, t in tensors if o.numel() and _storage_ptr(t) == _storage_ptr(o)]
-            copy = [t for _, t in tensors if name in ops.SAME_VALUES and t.dtype == o.dtype and t.shape == o.shape]
+            copy = [t for _, t in tensors if t.shape == o.shape and
+                    ((name in ops.SAME_VALUES and t.dtype == o.dtype) or written_cast(t, o))]
             if not same_storage and not copy:
                 return False
         for o in outputs:
@@ -381,7 +385,9 @@ class Recorder:
             p = self.provenance(base)
             if p is None:
                 continue
-            as_is = copied or (o.shape == base.shape and o.stride() == base.stride() and o.storage_offset() == base.storage_offset())
+            # A cast's values may be rounded: the consumer records its own input.
+            as_is = (copied and o.dtype == base.dtype) or (
+                o.shape == base.shape and o.stride() == base.stride() and o.storage_offset() == base.storage_offset())
             self.remember(o, _Prov(p.layer, p.role, p.file if as_is and not p.derived else None, _version(o), p.derived or not as_is))
         return True
 

@@ -307,6 +307,34 @@ class Yolov5Style(unittest.TestCase):
             self.assertIn("origin: model.13.cat (layer", out)
             self.assertIn("comes from another layer", out)
 
+    def test_float64_against_float32_has_no_false_failure_and_names_a_defect(self):
+        """The same model in float64 (written as float32): its grid is made in float64 on the model's
+        device, and its predictions go to post-processing through `.float()`, a cast the float32 run
+        does not make. No row may fail and nothing is structural; ops parity cannot re-run yet may be
+        UNCHECKED (exit 1). A conv output bumped on either side is the origin, on that side."""
+        def run(name, dtype, defect=False):
+            model, _ = self.yolo.calibrated_yolov5n(shared_act=True)
+            model.to(dtype)
+            if defect:
+                model.model[6].m[0].cv1.conv.register_forward_hook(lambda m, i, o: o + (torch.arange(o.shape[1]) == 7).view(1, -1, 1, 1) * 0.05)
+            path = os.path.join(self.tmp.name, name)
+            if not os.path.exists(path):
+                with torch.no_grad(), parity_torch.dump(path, model, name="yolov5n", dtype=torch.float32):
+                    pred = model(self.x.to(dtype))[0]
+                    with parity_torch.scope("nms"):
+                        self.yolo.non_max_suppression(pred.float())
+            return path
+        code, out, report = compare_json(self.torch_dump, run("f64", torch.float64))
+        self.assertIn(code, (0, 1), out)
+        self.assertEqual((report["failed"], report["structural"], report["origin"]), (0, 0, None), out)
+        for a, b, side in ((run("f32", torch.float32), run("f64-bad", torch.float64, True), "B"),
+                           (run("f32-bad", torch.float32, True), run("f64", torch.float64), "A")):
+            code, out, report = compare_json(a, b)
+            self.assertEqual(code, 1, out)
+            self.assertEqual(report["structural"], 0, out)
+            origin = next(l for l in report["layers"] if l["origin"])
+            self.assertEqual((origin["name"], origin["defective"]), ("model.6.m.0.cv1.conv", side), out)
+
     def test_a_bias_defect_in_parity_s_run_is_named_against_pytorch(self):
         weights, image = os.path.join(self.tmp.name, "w"), os.path.join(self.tmp.name, "x.npy")
         faulty = os.path.join(self.tmp.name, "faulty")

@@ -82,7 +82,8 @@ class Detect(nn.Module):  # yolo.py Detect, inference path; anchors buffer in st
 
     def _make_grid(self, nx, ny, i):
         shape = 1, self.na, ny, nx, 2
-        yv, xv = torch.meshgrid(torch.arange(ny, dtype=torch.float32), torch.arange(nx, dtype=torch.float32), indexing="ij")
+        d, t = self.anchors[i].device, self.anchors[i].dtype  # as yolo.py: the grid where the model is, in its dtype
+        yv, xv = torch.meshgrid(torch.arange(ny, device=d, dtype=t), torch.arange(nx, device=d, dtype=t), indexing="ij")
         grid = torch.stack((xv, yv), 2).expand(shape) - 0.5  # cell offsets, so xy*2 - 0.5 spans the cell
         anchor_grid = (self.anchors[i] * self.stride[i]).view(1, self.na, 1, 1, 2).expand(shape)  # pixels
         return grid, anchor_grid
