@@ -13,6 +13,7 @@
 #include "core/hash.h"
 #include "core/stats.h"
 #include "core/stopwatch.h"
+#include "kernels/aten_plugin.h"
 #include "kernels/backend.h"
 #include "kernels/op_traits.h"
 
@@ -442,10 +443,7 @@ class LayerJudge {
       c.note = "the judge (" + judge.name() + ") cannot run here: " + why;
       return c;
     }
-    if (!judge.supports(op)) {
-      c.note = "the judge (" + judge.name() + ") has no " + op;
-      return c;
-    }
+    if (!judge.supports(op)) return torch_call_check(s, read, s_label, inputs, judged, "the judge (" + judge.name() + ") has no " + op);
     if (!read.call) {
       c.note = "the judge (" + judge.name() + ") refuses these inputs: " + read.error;
       return c;
@@ -505,6 +503,46 @@ class LayerJudge {
       }
       if (d.state == State::Passed && !d.reason.empty()) {
         c.note += (c.note.empty() ? "" : "; ") + role + ": " + d.reason;  // another correct answer: say which freedom it took
+      }
+    }
+    return c;
+  }
+
+  // A call parity has no op for, as parity_torch records it (`torch.<name>`): where LibTorch can
+  // run it again from its line alone (aten_torch_calls.cpp: element-wise arithmetic, a few unary
+  // maps), in float64 on the side's own inputs, its outputs are judged against that under the
+  // dtype's tolerance at the profile. Otherwise `unchecked` and why LibTorch could not either.
+  SideCheck torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
+                             std::optional<std::vector<Tensor>>& judged, const std::string& unchecked) const {
+    SideCheck c;
+    if (read.op.rfind("torch.", 0) != 0) {
+      c.note = unchecked;
+      return c;
+    }
+    if (!judged) {
+      try {
+        judged = reinterpret_cast<AtenTorchCallFn>(aten_plugin_symbol("parity_aten_torch_call"))(s.line, inputs);
+      } catch (const Error& e) {
+        c.note = unchecked + ", and LibTorch cannot run it again here: " + e.what();
+        return c;
+      }
+    }
+    c.ran = true;
+    c.ok = true;
+    if (judged->size() != s.outputs.size()) {
+      c.ok = false, c.structural = true;
+      c.note = std::to_string(s.outputs.size()) + " outputs where the call has " + std::to_string(judged->size());
+      return c;
+    }
+    for (size_t k = 0; k < judged->size() && c.ok; ++k) {
+      const Tensor actual = stored(s, k) ? s.stored[k].load() : s.outputs[k];
+      const Comparable p = comparable((*judged)[k], actual);
+      const Tolerance tol = layer_tolerance(o_, *profile_, name_, read.op, nullptr, k, p.dtype, inputs);
+      const TensorDiff d = compare_tensors(p.x, p.y, tol);
+      if (d.state == State::Failed) {
+        const std::string role = k < s.roles.size() ? s.roles[k] : "out" + std::to_string(k);
+        c.ok = false, c.structural = d.structural;
+        c.note = role + ": " + judge_labels(d.reason, s_label) + " (the judge: LibTorch in float64)";
       }
     }
     return c;

@@ -19,6 +19,9 @@ using AtenNmsKindFn = const char* (*)();
 using AtenCudaOpsFn = const std::map<std::string, OpFn>* (*)(int cudnn);
 using AtenCudaUnavailableFn = const char* (*)();
 using AtenNmsComposedFn = Tensor (*)(const std::string& line, const std::vector<Tensor>& inputs);
+// A call parity has no op for, run again in float64 from its recorded line (aten_torch_calls.cpp);
+// throws parity::Error saying why not.
+using AtenTorchCallFn = std::vector<Tensor> (*)(const std::string& line, const std::vector<Tensor>& inputs);
 // What the plugin says about its implementation of an op (empty: nothing), for Backend::note.
 using AtenNoteFn = const char* (*)(const char* op);
 

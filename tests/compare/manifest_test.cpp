@@ -356,5 +356,60 @@ TEST(Manifest, UnknownOpIsJudgedByValuesOnly) {
   EXPECT_NE(r.layers[1].reason.find("the judge (ref) has no torch.batch_norm"), std::string::npos) << r.layers[1].reason;
 }
 
+// A call parity has no op for, recorded as parity_torch records it, is run again in float64 by
+// LibTorch on each side's own inputs (kernels/aten_torch_calls.cpp): x * 2, 1 - x (a reflected
+// operator), x ** 2. Two sides whose inputs differ (as after any float32 against float64 layer)
+// each match it: PASSED, explained. A side whose output is off is the origin, on that side. A call
+// LibTorch is not given to run again stays judged by values only, saying why.
+TEST(Manifest, TorchCallsAreRunAgainInFloat64) {
+  test::TempDir tmp;
+  const Tensor x = floats({-2.7182817f, -1.0f / 3, 0.1f, 1.4142135f, 2.3025851f, 3.1415927f}, {2, 3});
+  Tensor x2 = x.clone();
+  for (int64_t i = 0; i < x.numel(); ++i) x2.mutable_data<float>()[i] *= 1 + 1e-4f;  // upstream rounding, magnified
+  struct Case {
+    std::string line;
+    double (*f)(double);
+  };
+  const std::vector<Case> cases = {{"torch.Tensor.mul in0=2x3 arg1=2", [](double v) { return v * 2; }},
+                                   {"torch.Tensor.__rsub__ in0=2x3 arg1=1", [](double v) { return 1 - v; }},
+                                   {"torch.Tensor.__pow__ in0=2x3 arg1=2", [](double v) { return v * v; }},
+                                   {"torch.sigmoid in0=2x3", [](double v) { return 1 / (1 + std::exp(-v)); }}};
+  int n = 0;
+  auto dump_of = [&](const Case& c, const Tensor& in, float bump) {
+    Tensor out(DType::Float32, in.shape());
+    for (int64_t i = 0; i < in.numel(); ++i) out.mutable_data<float>()[i] = float(c.f(in.data<float>()[i]));
+    out.mutable_data<float>()[4] += bump;
+    const std::string dir = tmp.file("d" + std::to_string(n++));
+    std::filesystem::create_directories(dir);
+    write_npy(dir + "/x.npy", in);
+    write_npy(dir + "/y.npy", out);
+    json m = json::parse(R"({"format": "parity-dump", "version": 1, "layers": [
+      {"name": "f", "op": "", "params": "", "inputs": [{"role": "in0", "file": "x.npy"}], "outputs": [{"file": "y.npy"}]}]})");
+    m["layers"][0]["op"] = c.line.substr(0, c.line.find(' '));
+    m["layers"][0]["params"] = c.line;
+    test::write_bytes(dir + "/manifest.json", m.dump());
+    return read_dump(dir);
+  };
+  for (const Case& c : cases) {
+    // Each side matches the float64 run on its own inputs (the given inputs differ, which is the
+    // layer's own finding; the local checks are what this is about).
+    const CompareResult clean = compare_dumps(dump_of(c, x, 0), dump_of(c, x2, 0), CompareOptions{});
+    ASSERT_EQ(clean.layers.size(), 1u);
+    const LayerReport& l = clean.layers[0];
+    EXPECT_TRUE(l.verdict.a.ran && l.verdict.a.ok && l.verdict.b.ran && l.verdict.b.ok) << c.line << ": " << l.reason;
+    for (const auto& [bad_a, side] : {std::pair{true, Sides::A}, std::pair{false, Sides::B}}) {
+      const CompareResult r = compare_dumps(dump_of(c, x, bad_a ? 0.01f : 0), dump_of(c, x, bad_a ? 0 : 0.01f), CompareOptions{});
+      EXPECT_EQ(r.layers[0].state, State::Failed) << c.line << ": " << r.layers[0].reason;
+      EXPECT_EQ(r.layers[0].defective, side) << c.line << ": " << r.layers[0].reason;
+      EXPECT_NE(r.layers[0].reason.find("LibTorch in float64"), std::string::npos) << r.layers[0].reason;
+    }
+  }
+  const Case unsupported = {"torch.cumsum in0=2x3 arg1=0", [](double v) { return v; }};
+  const CompareResult r = compare_dumps(dump_of(unsupported, x, 0), dump_of(unsupported, x, 0.01f), CompareOptions{});
+  EXPECT_EQ(r.layers[0].state, State::Unchecked) << r.layers[0].reason;
+  EXPECT_NE(r.layers[0].reason.find("LibTorch cannot run it again here: parity cannot run torch.cumsum again"), std::string::npos)
+      << r.layers[0].reason;
+}
+
 }  // namespace
 }  // namespace parity

@@ -1,0 +1,302 @@
+// The judge for calls parity has no op for: a dump from parity_torch records them as `torch.<name>`
+// with their tensors (in<i>=<shape>) and other arguments (arg<i>=<Python repr>). Those whose
+// meaning the line fully gives are run again here in float64 on the CPU (LibTorch), on one side's
+// own inputs, and the result rounded to the dtype PyTorch's type promotion gives: element-wise
+// arithmetic (+ - * / ** in every spelling: method, operator, reflected, in place, torch.<fn>) and
+// a few unary maps. Anything else, or an argument this cannot read for certain, is refused with
+// the reason, and the layer stays judged by values only: never a guess.
+#include <ATen/ops/abs.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/batch_norm.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/exp.h>
+#include <ATen/ops/log.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/neg.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ScalarOps.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/sqrt.h>
+#include <ATen/ops/sub.h>
+#include <ATen/ops/tanh.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/aten_util.h"
+
+namespace parity {
+
+namespace {
+
+enum class Binary { Add, Sub, Mul, Div, Pow };
+enum class Unary { Sigmoid, Exp, Neg, Sqrt, Abs, Tanh, Log, Relu };
+
+struct Kind {
+  std::optional<Binary> binary;
+  std::optional<Unary> unary;
+  bool reflected = false;  // __rsub__(x, c) is c - x
+};
+
+// The recorded names (torch.<fn>, torch.Tensor.<method>, operators; `_` and `__i..__` in place:
+// their recorded input is the value before the call) of the calls run here.
+std::optional<Kind> kind_of(const std::string& op) {
+  static const std::map<std::string, Binary> binary = {
+      {"add", Binary::Add}, {"sub", Binary::Sub}, {"subtract", Binary::Sub}, {"mul", Binary::Mul}, {"multiply", Binary::Mul},
+      {"div", Binary::Div}, {"divide", Binary::Div}, {"true_divide", Binary::Div}, {"truediv", Binary::Div}, {"pow", Binary::Pow}};
+  static const std::map<std::string, Unary> unary = {{"sigmoid", Unary::Sigmoid}, {"exp", Unary::Exp}, {"neg", Unary::Neg},
+                                                     {"negative", Unary::Neg},    {"sqrt", Unary::Sqrt}, {"abs", Unary::Abs},
+                                                     {"tanh", Unary::Tanh},       {"log", Unary::Log},   {"relu", Unary::Relu}};
+  std::string name;
+  if (op.rfind("torch.Tensor.", 0) == 0) {
+    name = op.substr(13);
+  } else if (op.rfind("torch.nn.functional.", 0) == 0) {
+    name = op.substr(20);
+  } else if (op.rfind("torch.", 0) == 0 && op.find('.', 6) == std::string::npos) {
+    name = op.substr(6);
+  } else {
+    return std::nullopt;
+  }
+  Kind k;
+  if (name.size() > 4 && name.rfind("__", 0) == 0 && name.compare(name.size() - 2, 2, "__") == 0) {
+    name = name.substr(2, name.size() - 4);
+    if (name.size() > 1 && name[0] == 'r' && binary.count(name.substr(1))) k.reflected = true, name = name.substr(1);
+    if (name.size() > 1 && name[0] == 'i' && binary.count(name.substr(1))) name = name.substr(1);
+  } else if (!name.empty() && name.back() == '_') {
+    name.pop_back();
+  }
+  if (const auto b = binary.find(name); b != binary.end()) {
+    k.binary = b->second;
+  } else if (const auto u = unary.find(name); u != unary.end() && !k.reflected) {
+    k.unary = u->second;
+  } else {
+    return std::nullopt;
+  }
+  return k;
+}
+
+// A Python number as repr() writes it (2, -0.5, 1e-05, inf, True); nullopt for anything else.
+std::optional<double> number(const std::string& text) {
+  if (text == "True") return 1.0;
+  if (text == "False") return 0.0;
+  static const std::regex numeric(R"(^-?(inf|nan|[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)$)");
+  if (!std::regex_match(text, numeric)) return std::nullopt;
+  std::istringstream in(text);
+  double v = 0;
+  in >> v;
+  return text.find("inf") != std::string::npos ? (text[0] == '-' ? -HUGE_VAL : HUGE_VAL) : v;
+}
+
+struct Operand {
+  std::optional<size_t> tensor;  // index into the inputs
+  std::optional<double> scalar;
+  bool none = false;  // Python's None
+  bool integral = false;  // a Python int (or bool): PyTorch's promotion treats it apart from a float
+};
+
+// The call's positional operands (in<i> or arg<i>, i = 0, 1, ...) and keyword fields.
+struct Args {
+  std::vector<Operand> positional;
+  std::map<std::string, std::string> keywords;     // other than tensors
+  std::map<std::string, size_t> tensor_keywords;  // -> index into the inputs
+};
+
+// Keywords that take tensors in the calls run here.
+const std::set<std::string> kTensorKeywords = {"weight", "bias", "running_mean", "running_var"};
+
+Args read_args(const std::string& line, size_t tensors) {
+  std::istringstream in(line);
+  std::string word;
+  in >> word;  // the op
+  std::map<size_t, Operand> by_position;
+  size_t next_tensor = 0;
+  Args a;
+  static const std::regex positional(R"(^(in|arg)([0-9]+)=(.*)$)");
+  while (in >> word) {
+    std::smatch m;
+    if (std::regex_match(word, m, positional)) {
+      const size_t i = std::stoul(m[2]);
+      Operand o;
+      if (m[1] == "in") {
+        o.tensor = next_tensor++;
+      } else if (m[3] == "None") {
+        o.none = true;
+      } else {
+        o.scalar = number(m[3]);
+        if (!o.scalar) throw Error("argument " + std::to_string(i) + " is not a number: " + std::string(m[3]));
+        o.integral = m[3].str().find_first_of(".eEn") == std::string::npos;  // no point, exponent, inf or nan
+      }
+      by_position[i] = o;
+    } else {
+      const size_t eq = word.find('=');
+      if (eq == std::string::npos) throw Error("field '" + word + "' is not key=value");
+      const std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+      // A tensor passed by keyword is recorded by its shape, before the other fields.
+      static const std::regex shape(R"(^(scalar|[0-9]+(x[0-9]+)*)$)");
+      if (kTensorKeywords.count(key) && std::regex_match(value, shape)) {
+        a.tensor_keywords[key] = next_tensor++;
+      } else {
+        a.keywords[key] = value;
+      }
+    }
+  }
+  if (next_tensor != tensors) throw Error("the line names " + std::to_string(next_tensor) + " tensors, the layer has " + std::to_string(tensors));
+  for (size_t i = 0; i < by_position.size(); ++i) {
+    if (!by_position.count(i)) throw Error("argument " + std::to_string(i) + " is missing");
+    a.positional.push_back(by_position[i]);
+  }
+  return a;
+}
+
+at::Tensor run_binary(Binary b, const at::Tensor& x, const at::Tensor& y, double alpha) {
+  switch (b) {
+    case Binary::Add: return at::add(x, y, alpha);
+    case Binary::Sub: return at::sub(x, y, alpha);
+    case Binary::Mul: return at::mul(x, y);
+    case Binary::Div: return at::div(x, y);
+    case Binary::Pow: return at::pow(x, y);
+  }
+  throw Error("unknown binary op");
+}
+
+at::Tensor run_unary(Unary u, const at::Tensor& x) {
+  switch (u) {
+    case Unary::Sigmoid: return at::sigmoid(x);
+    case Unary::Exp: return at::exp(x);
+    case Unary::Neg: return at::neg(x);
+    case Unary::Sqrt: return at::sqrt(x);
+    case Unary::Abs: return at::abs(x);
+    case Unary::Tanh: return at::tanh(x);
+    case Unary::Log: return at::log(x);
+    case Unary::Relu: return at::relu(x);
+  }
+  throw Error("unknown unary op");
+}
+
+// A Python number as PyTorch takes it: a "wrapped number", which does not widen a tensor's dtype
+// of the same kind (float32 * 0.5 stays float32).
+at::Tensor wrapped(const Operand& o, std::optional<at::ScalarType> as = std::nullopt) {
+  at::Tensor t = c10::scalar_to_tensor(o.integral ? at::Scalar(int64_t(*o.scalar)) : at::Scalar(*o.scalar));
+  if (as) t = t.to(*as);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+// F.batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+// momentum=0.1, eps=1e-05) in inference (training=False): per channel (dimension 1)
+// (x - mean) / sqrt(var + eps) * weight + bias. Training mode updates statistics: refused.
+std::vector<Tensor> batch_norm_eval(const Args& a, const std::vector<Tensor>& in) {
+  static const char* kNames[] = {"input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"};
+  if (a.positional.size() > 8) throw Error("batch_norm with " + std::to_string(a.positional.size()) + " arguments");
+  for (const auto& [key, value] : a.keywords) {
+    if (std::find(std::begin(kNames), std::end(kNames), key) == std::end(kNames)) throw Error("argument " + key + " of batch_norm is not one this reads");
+  }
+  auto tensor = [&](size_t pos) -> std::optional<size_t> {
+    if (pos < a.positional.size()) {
+      const Operand& o = a.positional[pos];
+      if (!o.tensor && !o.none) throw Error(std::string("batch_norm's ") + kNames[pos] + " is neither a tensor nor None");
+      return o.tensor;
+    }
+    if (const auto it = a.tensor_keywords.find(kNames[pos]); it != a.tensor_keywords.end()) return it->second;
+    if (const auto it = a.keywords.find(kNames[pos]); it != a.keywords.end() && it->second != "None") {
+      throw Error(std::string("batch_norm's ") + kNames[pos] + " is neither a tensor nor None");
+    }
+    return std::nullopt;
+  };
+  auto value = [&](size_t pos, double fallback) {
+    if (pos < a.positional.size()) {
+      if (!a.positional[pos].scalar) throw Error(std::string("batch_norm's ") + kNames[pos] + " is not a number");
+      return *a.positional[pos].scalar;
+    }
+    const auto it = a.keywords.find(kNames[pos]);
+    if (it == a.keywords.end()) return fallback;
+    const std::optional<double> v = number(it->second);
+    if (!v) throw Error(std::string("batch_norm's ") + kNames[pos] + " is not a number: " + it->second);
+    return *v;
+  };
+  const std::optional<size_t> x = tensor(0), mean = tensor(1), var = tensor(2), weight = tensor(3), bias = tensor(4);
+  if (!x || !mean || !var) throw Error("batch_norm without running statistics");
+  if (value(5, 0) != 0) throw Error("batch_norm in training mode (it updates its statistics)");
+  value(6, 0.1);  // momentum: read to refuse a non-number, unused in inference
+  const double eps = value(7, 1e-5);
+  return aten_call("batch_norm", [&] {
+    aten_threads();
+    auto f64 = [&](std::optional<size_t> i) { return i ? c10::optional<at::Tensor>(to_aten(in[*i]).to(at::kDouble)) : c10::optional<at::Tensor>(); };
+    const at::Tensor input = to_aten(in[*x]);
+    const at::Tensor r = at::batch_norm(input.to(at::kDouble), f64(weight), f64(bias), f64(mean), f64(var), false, 0.1, eps, false);
+    return std::vector<Tensor>{from_aten(r.to(input.scalar_type()).contiguous())};
+  });
+}
+
+}  // namespace
+
+}  // namespace parity
+
+// The outputs of a recorded `torch.<name>` call on `in` (its tensors in recorded order), computed
+// in float64 and rounded to the promoted dtype; throws parity::Error saying why a call is not one
+// this runs (the judge then reports the layer by values only, with that reason).
+extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> parity_aten_torch_call(
+    const std::string& line, const std::vector<parity::Tensor>& in) {
+  using namespace parity;
+  std::istringstream first(line);
+  std::string op;
+  first >> op;
+  if (op == "torch.nn.functional.batch_norm") return batch_norm_eval(read_args(line, in.size()), in);
+  const std::optional<Kind> kind = kind_of(op);
+  if (!kind) throw Error("parity cannot run " + op + " again (only element-wise arithmetic, a few unary maps and batch_norm in inference)");
+  Args args = read_args(line, in.size());
+  if (!args.tensor_keywords.empty()) throw Error(op + " with a tensor passed by keyword");
+  double alpha = 1;
+  for (const auto& [key, value] : args.keywords) {
+    const std::optional<double> a = number(value);
+    if (key == "inplace" && a && kind->unary) continue;  // F.relu(x, inplace=True): the recorded input is the value before
+    if (key != "alpha" || !a || !kind->binary || (*kind->binary != Binary::Add && *kind->binary != Binary::Sub)) {
+      throw Error("argument " + key + "=" + value + " of " + op + " is not one this reads");
+    }
+    alpha = *a;
+  }
+  // F.relu(x, True): the second positional is `inplace`.
+  if (kind->unary && op.rfind("torch.nn.functional.", 0) == 0 && args.positional.size() == 2 && args.positional[1].scalar &&
+      args.positional[1].integral) {
+    args.positional.pop_back();
+  }
+  const size_t arity = kind->binary ? 2 : 1;
+  if (args.positional.size() != arity) throw Error(op + " with " + std::to_string(args.positional.size()) + " operands");
+  for (const Operand& o : args.positional) {
+    if (o.none) throw Error(op + " with None as an operand");
+  }
+  return aten_call(op.c_str(), [&] {
+    aten_threads();
+    std::vector<at::Tensor> tensors;
+    for (const Tensor& t : in) tensors.push_back(to_aten(t));
+    auto run = [&](const std::function<at::Tensor(const Operand&)>& operand) {
+      if (!kind->binary) return run_unary(*kind->unary, operand(args.positional[0]));
+      const at::Tensor x = operand(args.positional[0]), y = operand(args.positional[1]);
+      return kind->reflected ? run_binary(*kind->binary, y, x, alpha) : run_binary(*kind->binary, x, y, alpha);
+    };
+    // The result's dtype is PyTorch's own answer on one element of each operand (a 0-dim tensor
+    // stays 0-dim: it promotes differently from a dimensioned one).
+    const at::ScalarType out = run([&](const Operand& o) {
+                                 if (!o.tensor) return wrapped(o);
+                                 const at::Tensor& t = tensors[*o.tensor];
+                                 return t.dim() == 0 ? t : t.flatten().slice(0, 0, std::min<int64_t>(1, t.numel()));
+                               }).scalar_type();
+    // Floats are computed in float64 and rounded once; integers and bools exactly in their dtype.
+    const bool floating = at::isFloatingType(out);
+    const at::Tensor r = run([&](const Operand& o) {
+      if (!o.tensor) return floating ? wrapped(o, at::kDouble) : wrapped(o);
+      return floating ? tensors[*o.tensor].to(at::kDouble) : tensors[*o.tensor];
+    });
+    return std::vector<Tensor>{from_aten(r.to(out).contiguous())};
+  });
+}
