@@ -228,7 +228,20 @@ class Recorder:
         return layer
 
     # -- module hooks ----------------------------------------------------------------------------
+    def drop_raised(self, frame):
+        """A recorded leaf whose forward raised, the exception caught above it: its post hook never
+        ran. Its layer has no output and is dropped, and the busy count it held is given back, so
+        recording goes on (the calls between the catch and the next module call or return are the
+        only ones lost)."""
+        if frame.layer is not None:
+            frame.layer.name = None
+            frame.layer = None
+            self.busy -= 1
+
     def pre_hook(self, module, args):
+        # A leaf calls no module: a recorded leaf still on the stack raised.
+        while self.stack and self.stack[-1].layer is not None:
+            self.drop_raised(self.stack.pop())
         if module is self.model and all(f.module is not module for f in self.stack):  # not a recursive call
             self.call += 1
             self.autocast |= _autocast_now()
@@ -267,7 +280,8 @@ class Recorder:
             return None
         frame = self.stack.pop()
         while frame.module is not module and self.stack:
-            frame = self.stack.pop()  # a child that raised and was caught: its hooks never closed
+            self.drop_raised(frame)  # a child that raised and was caught: its hooks never closed
+            frame = self.stack.pop()
         if frame.layer is not None:
             layer = frame.layer
             layer.time_ms = (time.perf_counter() - layer.started) * 1e3

@@ -204,6 +204,29 @@ class Recording(unittest.TestCase):
         with open(os.path.join(path, "manifest.json")) as f:
             return json.load(f)
 
+    def test_a_leaf_that_raised_and_was_caught_does_not_stop_recording(self):
+        """A recorded leaf (a conv) raises inside the forward and the model catches it: that call is
+        no layer, and the calls after it are recorded (its busy count once stayed up for good)."""
+        class Raises(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bad, self.good = torch.nn.Conv2d(4, 4, 1), torch.nn.Conv2d(3, 4, 1)
+
+            def forward(self, x):
+                try:
+                    self.bad(x)  # 3 channels into a 4-channel conv: raises inside the leaf
+                except RuntimeError:
+                    pass
+                return self.good(x).sigmoid() + 1
+
+        path, model, x = os.path.join(self.tmp.name, "raises"), Raises().eval(), torch.randn(1, 3, 4, 4)
+        with torch.no_grad(), parity_torch.dump(path, model):
+            model(x)
+        names = [l["name"] for l in self.manifest(path)["layers"]]
+        self.assertEqual(names, ["good", "sigmoid", "add"])
+        code, out = parity("compare", path, path)
+        self.assertEqual(code, 0, out)
+
     def test_names_sources_and_in_place_inputs(self):
         path = os.path.join(self.tmp.name, "d")
         x = torch.randn(1, 4, 5, 5)
