@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -91,10 +92,7 @@ std::optional<double> number(const std::string& text) {
   if (text == "False") return 0.0;
   static const std::regex numeric(R"(^-?(inf|nan|[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)$)");
   if (!std::regex_match(text, numeric)) return std::nullopt;
-  std::istringstream in(text);
-  double v = 0;
-  in >> v;
-  return text.find("inf") != std::string::npos ? (text[0] == '-' ? -HUGE_VAL : HUGE_VAL) : v;
+  return std::strtod(text.c_str(), nullptr);  // reads inf and nan too
 }
 
 struct Operand {

@@ -404,6 +404,15 @@ TEST(Manifest, TorchCallsAreRunAgainInFloat64) {
       EXPECT_NE(r.layers[0].reason.find("LibTorch in float64"), std::string::npos) << r.layers[0].reason;
     }
   }
+  // Python's repr of a number operand: nan and inf are numbers too (x * nan is NaN, not x * 0).
+  // A, which wrote what the call gives, matches the judge; B, which wrote 0.5, does not.
+  for (const auto& [line, f] : std::vector<std::pair<std::string, double (*)(double)>>{
+           {"torch.Tensor.mul in0=2x3 arg1=nan", [](double v) { return v * std::nan(""); }},
+           {"torch.Tensor.mul in0=2x3 arg1=-inf", [](double v) { return v * -HUGE_VAL; }}}) {
+    const CompareResult r = compare_dumps(dump_of({line, f}, x, 0), dump_of({line, [](double) { return 0.5; }}, x, 0), CompareOptions{});
+    EXPECT_EQ(r.layers.at(0).state, State::Failed) << line << ": " << r.layers[0].reason;
+    EXPECT_EQ(r.layers[0].defective, Sides::B) << line << ": " << r.layers[0].reason;
+  }
   const Case unsupported = {"torch.cumsum in0=2x3 arg1=0", [](double v) { return v; }};
   const CompareResult r = compare_dumps(dump_of(unsupported, x, 0), dump_of(unsupported, x, 0.01f), CompareOptions{});
   EXPECT_EQ(r.layers[0].state, State::Unchecked) << r.layers[0].reason;
