@@ -226,6 +226,13 @@ const DumpTensorInfo* input_named(const DumpLayer& l, const std::string& role) {
   return nullptr;
 }
 
+// The first three of `names` and ", ..." when there are more: a header line's examples.
+std::string first_names(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < 3; ++i) s += (i ? ", " : "") + names[i];
+  return s + (names.size() > 3 ? ", ..." : "");
+}
+
 // A float32 or float16 tensor entry (what a reduced-precision run writes).
 bool narrow_float(const DumpTensorInfo& t) {
   const std::optional<DType> d = dtype_from_name(t.dtype);
@@ -292,10 +299,9 @@ class Comparer {
     }
     emit_b_only_until(int64_t(b_.layers.size()));
     if (!one_sided_casts_.empty()) {
-      std::string line = fmt::format("{} cast{} on one side only, to the precision of its run ({}): ", one_sided_casts_.size(),
-                                     one_sided_casts_.size() == 1 ? "" : "s", precision_profile(o_.judge.precision).name);
-      for (size_t k = 0; k < one_sided_casts_.size() && k < 3; ++k) line += (k ? ", " : "") + one_sided_casts_[k];
-      res.expected.push_back(line + (one_sided_casts_.size() > 3 ? ", ..." : ""));
+      res.expected.push_back(fmt::format("{} cast{} on one side only, to the precision of its run ({}): {}", one_sided_casts_.size(),
+                                         one_sided_casts_.size() == 1 ? "" : "s", precision_profile(o_.judge.precision).name,
+                                         first_names(one_sided_casts_)));
     }
     for (const LayerReport& l : res.layers) {
       res.passed += l.state == State::Passed;
@@ -424,11 +430,8 @@ class Comparer {
   // The given data (no producer) an input is, seen through excused casts; null when a layer
   // produced it.
   const DumpTensorInfo* given_through_casts(int side, const DumpTensorInfo& t) const {
-    const DumpTensorInfo* cur = &t;
-    while (cur->source_layer >= 0 && excused_casts_[side].count(cur->source_layer)) {
-      cur = &dump(side).layers[size_t(cur->source_layer)].inputs[0];
-    }
-    return cur->source.empty() ? cur : nullptr;
+    const DumpTensorInfo& in = through_casts(side, t);
+    return in.source.empty() ? &in : nullptr;
   }
 
   // The header's line for the given inputs rounded_by_precision excused: how many, the first few.
@@ -438,10 +441,8 @@ class Comparer {
       for (const std::string& role : w.rounded_inputs) names.push_back(a_.layers[size_t(ia)].name + " " + role);
     }
     if (names.empty()) return {};
-    std::string line = fmt::format("{} input{} no layer produced (the image, weights) one side took rounded to {}, as that precision does: ",
-                                   names.size(), names.size() == 1 ? "" : "s", precision_profile(o_.judge.precision).name);
-    for (size_t i = 0; i < names.size() && i < 3; ++i) line += (i ? ", " : "") + names[i];
-    return {line + (names.size() > 3 ? ", ..." : "")};
+    return {fmt::format("{} input{} no layer produced (the image, weights) one side took rounded to {}, as that precision does: {}",
+                        names.size(), names.size() == 1 ? "" : "s", precision_profile(o_.judge.precision).name, first_names(names))};
   }
 
   // Under a reduced precision (--precision fp16, bf16, tf32), a reduced-precision run takes the
@@ -489,8 +490,9 @@ class Comparer {
   // Each side may then match the judge on its own inputs, so only the wiring shows the defect.
   std::string rewired_input(const DumpLayer& la, const DumpLayer& lb) const {
     for (size_t k = 0; k < la.inputs.size() && k < lb.inputs.size(); ++k) {
-      const auto [sa, la_src] = through_casts(0, la.inputs[k]);
-      const auto [sb, lb_src] = through_casts(1, lb.inputs[k]);
+      const DumpTensorInfo &ea = through_casts(0, la.inputs[k]), &eb = through_casts(1, lb.inputs[k]);
+      const std::string &sa = ea.source, &sb = eb.source;
+      const int64_t la_src = ea.source_layer, lb_src = eb.source_layer;
       const std::string& role_k = la.inputs[k].role;
       if (sa.empty() != sb.empty()) {
         const auto from = [](const std::string& source) { return source.empty() ? std::string("no layer (data given)") : source; };
@@ -507,16 +509,14 @@ class Comparer {
     return "";
   }
 
-  // Where an input comes from, seen through the casts one side alone has and precision_cast
-  // excused: (source, its layer), ("", -1) for data given.
-  std::pair<std::string, int64_t> through_casts(int side, const DumpTensorInfo& t) const {
-    std::string source = t.source;
-    int64_t layer = t.source_layer;
-    while (layer >= 0 && excused_casts_[side].count(layer)) {
-      const DumpTensorInfo& in = dump(side).layers[size_t(layer)].inputs[0];
-      source = in.source, layer = in.source_layer;
+  // An input seen through the casts one side alone has and precision_cast excused: the entry
+  // whose source (a layer, or none for data given) the input's values come from.
+  const DumpTensorInfo& through_casts(int side, const DumpTensorInfo& t) const {
+    const DumpTensorInfo* cur = &t;
+    while (cur->source_layer >= 0 && excused_casts_[side].count(cur->source_layer)) {
+      cur = &dump(side).layers[size_t(cur->source_layer)].inputs[0];
     }
-    return {source, layer};
+    return *cur;
   }
 
   // An input taken from the same producer on both sides, a producer whose outputs agree within

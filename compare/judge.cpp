@@ -430,6 +430,17 @@ class LayerJudge {
     return *b_inputs_;
   }
 
+  // The judge ran: the side passes unless an output differs, or (structural) their counts do.
+  static bool ran_with_outputs(SideCheck& c, const LayerSide& s, const std::vector<Tensor>& judged) {
+    c.ran = true;
+    c.ok = judged.size() == s.outputs.size();
+    if (!c.ok) {
+      c.structural = true;
+      c.note = std::to_string(s.outputs.size()) + " outputs where the call has " + std::to_string(judged.size());
+    }
+    return c.ok;
+  }
+
   SideCheck local_check(const LayerSide& s, const ReadCall& read, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
                         std::optional<std::vector<Tensor>>& judged) const {
     SideCheck c;
@@ -458,13 +469,7 @@ class LayerJudge {
         return c;
       }
     }
-    c.ran = true;
-    c.ok = true;
-    if (judged->size() != s.outputs.size()) {
-      c.ok = false, c.structural = true;
-      c.note = std::to_string(s.outputs.size()) + " outputs where the call has " + std::to_string(judged->size());
-      return c;
-    }
+    if (!ran_with_outputs(c, s, *judged)) return c;
     for (size_t k = 0; k < judged->size() && c.ok; ++k) {
       const Tensor& expected = (*judged)[k];
       const Tensor& listed = s.outputs[k];  // where the side's output is stored, its dtype and shape only
@@ -527,13 +532,7 @@ class LayerJudge {
         return c;
       }
     }
-    c.ran = true;
-    c.ok = true;
-    if (judged->size() != s.outputs.size()) {
-      c.ok = false, c.structural = true;
-      c.note = std::to_string(s.outputs.size()) + " outputs where the call has " + std::to_string(judged->size());
-      return c;
-    }
+    if (!ran_with_outputs(c, s, *judged)) return c;
     for (size_t k = 0; k < judged->size() && c.ok; ++k) {
       const Tensor actual = stored(s, k) ? s.stored[k].load() : s.outputs[k];
       const Comparable p = comparable((*judged)[k], actual);

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 #include <cstdio>
+#include <vector>
 
 #include "core/gpu.h"
 

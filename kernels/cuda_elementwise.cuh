@@ -47,11 +47,10 @@ template <typename F> Tensor map_float(const char* op, const Tensor& x, F f) {
   const int64_t n = x.numel();
   constexpr int kThreads = 256;
   if (n > 0) {
+    cuda::kernel_begin();
     if (x.dtype() == DType::Float32) {
-      cuda::kernel_begin();
       map_f32_kernel<<<blocks_for((n + 7) / 8, kThreads), kThreads>>>(dx.as<float>(), dy.as<float>(), n, f);
     } else {
-      cuda::kernel_begin();
       map_kernel<<<blocks_for(n, kThreads), kThreads>>>(dx.as<double>(), dy.as<double>(), n, f);
     }
     check_launch(op);

@@ -152,20 +152,17 @@ void DeviceBuffer::check_guards(const std::string& what) const {
   }
 }
 
-DeviceBuffer to_device(const Tensor& t) {
-  DeviceBuffer b = DeviceBuffer::uninitialised(t.nbytes());  // the copy writes every byte
-  const auto t0 = Clock::now();
-  if (t.nbytes()) PARITY_CUDA_CHECK(cudaMemcpy(b.data(), t.bytes(), t.nbytes(), cudaMemcpyHostToDevice));
-  gpu_costs().transfer_ms += ms_since(t0);
-  gpu_span_begin();  // the op's device time starts after its last input upload
-  return b;
-}
-
 DeviceBuffer to_device(const void* data, size_t bytes) {
-  DeviceBuffer b = DeviceBuffer::uninitialised(bytes);
+  DeviceBuffer b = DeviceBuffer::uninitialised(bytes);  // the copy writes every byte
   const auto t0 = Clock::now();
   if (bytes) PARITY_CUDA_CHECK(cudaMemcpy(b.data(), data, bytes, cudaMemcpyHostToDevice));
   gpu_costs().transfer_ms += ms_since(t0);
+  return b;
+}
+
+DeviceBuffer to_device(const Tensor& t) {
+  DeviceBuffer b = to_device(t.bytes(), t.nbytes());
+  gpu_span_begin();  // the op's device time starts after its last input upload
   return b;
 }
 

@@ -65,28 +65,24 @@ Tensor cat_cuda(const CatParams& p, const std::vector<Tensor>& xs) {
     if (in_units) {
       for (Source& s : sources) s.row /= unit, s.start /= unit;
     }
-    cuda::DeviceBuffer table(sources.size() * sizeof(Source));
-    PARITY_CUDA_CHECK(cudaMemcpy(table.data(), sources.data(), table.bytes(), cudaMemcpyHostToDevice));
+    const cuda::DeviceBuffer table = cuda::to_device(sources.data(), sources.size() * sizeof(Source));
     const auto* src = table.as<Source>();
     const int count = int(sources.size());
+    cuda::kernel_begin();
     if (in_units) {
       const dim3 grid(std::min(cuda::blocks_for(start / unit, 256), 65535u), unsigned(outer));
-      cuda::kernel_begin();
       cat_units_kernel<<<grid, 256>>>(src, count, out.as<uint4>(), start / unit);
-      cuda::check_launch("cat_units_kernel");
-      table.check_guards("cuda cat (source table)");
-      return cuda::to_host(out, p.dtype, os, "cuda cat");
+    } else {
+      const unsigned blocks = cuda::blocks_for(total, 256);
+      switch (dtype_size(p.dtype)) {
+        case 1: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint8_t>(), start, total); break;
+        case 2: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint16_t>(), start, total); break;
+        case 4: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint32_t>(), start, total); break;
+        case 8: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint64_t>(), start, total); break;
+        default: throw Error("cuda cat: unsupported element size");
+      }
     }
-    const unsigned blocks = cuda::blocks_for(total, 256);
-    cuda::kernel_begin();
-    switch (dtype_size(p.dtype)) {
-      case 1: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint8_t>(), start, total); break;
-      case 2: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint16_t>(), start, total); break;
-      case 4: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint32_t>(), start, total); break;
-      case 8: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint64_t>(), start, total); break;
-      default: throw Error("cuda cat: unsupported element size");
-    }
-    cuda::check_launch("cat_kernel");
+    cuda::check_launch(in_units ? "cat_units_kernel" : "cat_kernel");
     table.check_guards("cuda cat (source table)");
   }
   return cuda::to_host(out, p.dtype, os, "cuda cat");

@@ -437,16 +437,17 @@ class Glue(torch.nn.Module):
         return self.cv2(skip + h)
 
 
-class ModelCodeDefects(unittest.TestCase):
-    """Two correct runs that differ by rounding (float32, float64 written as float32), a defect in
-    the code between layers on one side: never a PASS, and the origin is the layer fed wrongly."""
+class TwoPrecisions(unittest.TestCase):
+    """Dumps of one seeded net (`make`, fed an image of `shape`) run in a dtype with an optional
+    defect, written as float32, each made once per class. No tests of its own."""
+    make, shape = None, None
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         torch.manual_seed(0)
-        cls.net = Glue().eval()
-        cls.x = torch.randn(1, 3, 32, 32)
+        cls.net = cls.make().eval()
+        cls.x = torch.randn(*cls.shape)
 
     @classmethod
     def tearDownClass(cls):
@@ -461,6 +462,12 @@ class ModelCodeDefects(unittest.TestCase):
                 self.net(image, defect)
             self.net.float()
         return path
+
+
+class ModelCodeDefects(TwoPrecisions):
+    """Two correct runs that differ by rounding (float32, float64 written as float32), a defect in
+    the code between layers on one side: never a PASS, and the origin is the layer fed wrongly."""
+    make, shape = Glue, (1, 3, 32, 32)
 
     def check(self, defect, origin):
         for a, b in ((self.dump(torch.float32), self.dump(torch.float64, defect)),
@@ -507,30 +514,10 @@ class GridHead(torch.nn.Module):
         return y[:, :2] * 2 + grid
 
 
-class CallIdentity(unittest.TestCase):
+class CallIdentity(TwoPrecisions):
     """Two correct runs in two precisions name the same calls: a dtype argument (and a device one)
     is not what a call computes. What it computes still counts: another argument, another value."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        torch.manual_seed(0)
-        cls.net = GridHead().eval()
-        cls.x = torch.randn(1, 3, 8, 12)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
-
-    def dump(self, dtype, defect=None):
-        path = os.path.join(self.tmp.name, f"{dtype}-{defect}".replace("torch.", ""))
-        if not os.path.exists(path):
-            self.net.to(dtype)
-            image = self.x.to(dtype)
-            with torch.no_grad(), parity_torch.dump(path, self.net, dtype=torch.float32):
-                self.net(image, defect)
-            self.net.float()
-        return path
+    make, shape = GridHead, (1, 3, 8, 12)
 
     def test_a_grid_made_in_float64_is_the_same_call_as_in_float32(self):
         with open(os.path.join(self.dump(torch.float64), "manifest.json")) as f:
