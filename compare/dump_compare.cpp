@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "compare/layer_alignment.h"
 #include "compare/tolerance.h"
 #include "core/error.h"
 #include "core/half.h"
@@ -219,6 +220,19 @@ bool same_call(const DumpLayer& la, const DumpLayer& lb, const std::string& ca, 
   return true;
 }
 
+// What alignment pairs a layer by: its op, its name without the counter that numbers calls of
+// one kind in a scope ("model.24.mul.5" is model.24's sixth mul: another call before it shifts
+// the count), and its call as compared (canonical_call, which names its input shapes).
+std::vector<AlignedLayer> alignment_of(const Dump& d) {
+  static const std::regex counter(R"(\.[0-9]+$)");
+  std::vector<AlignedLayer> out;
+  out.reserve(d.layers.size());
+  for (const DumpLayer& l : d.layers) {
+    out.push_back({l.op + '\n' + std::regex_replace(l.name, counter, "") + '\n' + canonical_call(l.params), l.name});
+  }
+  return out;
+}
+
 const DumpTensorInfo* input_named(const DumpLayer& l, const std::string& role) {
   for (const DumpTensorInfo& t : l.inputs) {
     if (t.role == role) return &t;
@@ -270,32 +284,30 @@ class Comparer {
   CompareResult run() {
     CompareResult res;
     res.provenance = provenance();
-    std::map<std::pair<std::string, int64_t>, int64_t> in_b;
-    for (size_t i = 0; i < b_.layers.size(); ++i) in_b[{b_.layers[i].name, b_.layers[i].occurrence}] = int64_t(i);
+    b_of_a_ = align_layers(alignment_of(a_), alignment_of(b_));
     for (size_t i = 0; i < a_.layers.size(); ++i) {
-      const auto it = in_b.find({a_.layers[i].name, a_.layers[i].occurrence});
-      if (it != in_b.end()) b_of_a_[i] = it->second, a_of_b_[size_t(it->second)] = int64_t(i);
+      if (b_of_a_[i] >= 0) a_of_b_[size_t(b_of_a_[i])] = int64_t(i);
     }
     excuse_precision_casts();
-    judge_pairs(in_b, res.timing);
+    excuse_recomputed();
+    judge_pairs(res.timing);
     res.expected = rounded_inputs_line();
-    std::vector<char> b_done(b_.layers.size(), 0);
-    int64_t next_b = 0;  // B layers before this one are emitted (paired or alone)
+    // Rows in A's order; B's unpaired layers where they ran among the pairs. A pair B ran in
+    // another order (layer_alignment.h) is one row, at A's place.
+    int64_t next_b = 0;  // B's unpaired layers before this one have their rows
     auto emit_b_only_until = [&](int64_t end) {
       for (; next_b < end; ++next_b) {
-        if (!b_done[size_t(next_b)]) add(res, one_sided(1, next_b));
+        if (a_of_b_[size_t(next_b)] < 0) add(res, one_sided(1, next_b));
       }
     };
     for (size_t i = 0; i < a_.layers.size(); ++i) {
-      const DumpLayer& la = a_.layers[i];
-      const auto it = in_b.find({la.name, la.occurrence});
-      if (it == in_b.end()) {
+      const int64_t twin = b_of_a_[i];
+      if (twin < 0) {
         add(res, one_sided(0, int64_t(i)));
         continue;
       }
-      emit_b_only_until(it->second);
-      b_done[size_t(it->second)] = 1;
-      add(res, paired(int64_t(i), it->second));
+      emit_b_only_until(twin);
+      add(res, paired(int64_t(i), twin));
     }
     emit_b_only_until(int64_t(b_.layers.size()));
     if (!one_sided_casts_.empty()) {
@@ -390,6 +402,14 @@ class Comparer {
     const int64_t up = upstream(side, i);
     const std::string source = steering_source(side, i);
     r.reason = std::string("missing in ") + other;
+    if (const auto same = excused_recomputed_[side].find(i); same != excused_recomputed_[side].end()) {
+      // Before any origin upstream: what it computed reaches the paired layers as the other side
+      // has it, so nothing downstream depends on it having been computed here.
+      r.explained = true;
+      r.reason += " (computed in this run only, and what it gives is what " + std::string(other) + " used: " + same->second + ")";
+      settle(side, i, false, -1, false);
+      return r;
+    }
     if (up >= 0) {
       propagate(r, up);
     } else if (!source.empty()) {
@@ -468,6 +488,69 @@ class Comparer {
     }
   }
 
+  // The layers one side alone has whose results reach paired layers only as the values the
+  // other side's twins took there (from a cache, as data given, by another path): a grid one run
+  // builds and the other took from a cache filled before the dump (a warm-up), a copy one side
+  // alone makes. Known before any pair is judged, so a pair fed by one is not called rewired.
+  void excuse_recomputed() {
+    for (int side = 0; side < 2; ++side) {
+      const std::vector<int64_t>& other = side == 0 ? b_of_a_ : a_of_b_;
+      std::vector<std::vector<std::pair<int64_t, size_t>>> consumers(dump(side).layers.size());
+      for (size_t j = 0; j < dump(side).layers.size(); ++j) {
+        const std::vector<DumpTensorInfo>& in = dump(side).layers[j].inputs;
+        for (size_t k = 0; k < in.size(); ++k) {
+          if (in[k].source_layer >= 0) consumers[size_t(in[k].source_layer)].push_back({int64_t(j), k});
+        }
+      }
+      for (size_t i = 0; i < dump(side).layers.size(); ++i) {
+        if (other[i] >= 0 || excused_casts_[side].count(int64_t(i))) continue;
+        if (std::string where = recomputed_as_used(side, int64_t(i), consumers); !where.empty()) {
+          excused_recomputed_[side][int64_t(i)] = std::move(where);
+        }
+      }
+    }
+  }
+
+  // Following the outputs of one side's unpaired layer i through the unpaired layers they feed:
+  // "<layer> <input>" of the first paired layer reached, when every paired layer reached takes
+  // values its twin on the other side also took (within 16 times the tolerance, as copies of
+  // agreeing data stay); "" when one does not, or when none is reached (an unused result is not
+  // known to be harmless: it stays a finding).
+  std::string recomputed_as_used(int side, int64_t i, const std::vector<std::vector<std::pair<int64_t, size_t>>>& consumers) const {
+    const std::vector<int64_t>& other = side == 0 ? b_of_a_ : a_of_b_;
+    std::vector<int64_t> todo{i};
+    std::set<int64_t> seen{i};
+    std::string reached;
+    while (!todo.empty()) {
+      const int64_t u = todo.back();
+      todo.pop_back();
+      for (const auto& [j, k] : consumers[size_t(u)]) {
+        const DumpLayer& l = dump(side).layers[size_t(j)];
+        if (other[size_t(j)] < 0) {
+          if (seen.insert(j).second) todo.push_back(j);
+          if (seen.size() > 64) return "";  // a long computation of its own is not a cached value
+          continue;
+        }
+        const DumpTensorInfo* twin = input_named(dump(1 - side).layers[size_t(other[size_t(j)])], l.inputs[k].role);
+        if (!twin || !same_values(side, l.inputs[k], *twin)) return "";
+        if (reached.empty()) reached = l.name + " " + l.inputs[k].role;
+      }
+    }
+    return reached;
+  }
+
+  // Whether tensor t of `side` and tensor u of the other side hold the same values: the same
+  // bytes, or floats within 16 times the tolerance of the comparison.
+  bool same_values(int side, const DumpTensorInfo& t, const DumpTensorInfo& u) const {
+    if (t.dtype != u.dtype || t.shape != u.shape) return false;
+    if (dump(side).hash_of(t) == dump(1 - side).hash_of(u)) return true;
+    const Tensor x = dump(side).load(t), y = dump(1 - side).load(u);
+    if (!is_floating(x.dtype())) return false;
+    Tolerance tol = profile_tolerance(x.dtype(), precision_profile(o_.judge.precision));
+    tol.atol *= 16, tol.rtol *= 16;
+    return compare_tensors(x, y, tol).state != State::Failed;
+  }
+
   // A cast that one run has and the other lacks (`.half()` of the image, `.to(float16)` before a
   // head, `.float()` after it), in a comparison at a reduced precision: its output is its input
   // as is, or rounded to that precision. That is the run's precision changing, not another
@@ -494,6 +577,10 @@ class Comparer {
       const std::string &sa = ea.source, &sb = eb.source;
       const int64_t la_src = ea.source_layer, lb_src = eb.source_layer;
       const std::string& role_k = la.inputs[k].role;
+      // One side's input computed by layers the other side lacks, giving what that side took
+      // as data given (a grid it had cached): the same data, not another wiring.
+      const bool recomputed = (la_src >= 0 && excused_recomputed_[0].count(la_src)) || (lb_src >= 0 && excused_recomputed_[1].count(lb_src));
+      if (recomputed) continue;
       if (sa.empty() != sb.empty()) {
         const auto from = [](const std::string& source) { return source.empty() ? std::string("no layer (data given)") : source; };
         return "input " + role_k + " comes from another layer: A reads " + from(sa) + ", B reads " + from(sb);
@@ -644,14 +731,13 @@ class Comparer {
   // Judges every pair that ran the same call, on the threads available: first the element-wise
   // pass of all of them, then the local checks of those that differ. A layer's verdict depends on
   // its two sides only, so the order does not matter; at most a layer per thread is in memory.
-  void judge_pairs(const std::map<std::pair<std::string, int64_t>, int64_t>& in_b, CompareTiming& timing) {
+  void judge_pairs(CompareTiming& timing) {
     std::vector<int64_t> judged;  // A indices
     for (size_t i = 0; i < a_.layers.size(); ++i) {
-      const auto it = in_b.find({a_.layers[i].name, a_.layers[i].occurrence});
-      if (it == in_b.end()) continue;
-      const DumpLayer &la = a_.layers[i], &lb = b_.layers[size_t(it->second)];
+      if (b_of_a_[i] < 0) continue;
+      const DumpLayer &la = a_.layers[i], &lb = b_.layers[size_t(b_of_a_[i])];
       if (!same_call(la, lb, canonical_call(la.params), canonical_call(lb.params)) || la.inputs.size() != lb.inputs.size()) continue;
-      work_[int64_t(i)].ib = it->second;
+      work_[int64_t(i)].ib = b_of_a_[i];
       judged.push_back(int64_t(i));
     }
     const auto each = [&](const std::vector<int64_t>& layers, const std::function<void(const DumpLayer&, const DumpLayer&, PairWork&)>& fn) {
@@ -734,6 +820,7 @@ class Comparer {
   std::map<int64_t, PairWork> work_;      // by A index: the pairs judged
   std::vector<std::string> one_sided_casts_;  // layers precision_cast excused
   std::map<int64_t, std::string> excused_casts_[2];  // precision_cast's by side and index: why
+  std::map<int64_t, std::string> excused_recomputed_[2];  // recomputed_as_used's by side and index: where
   std::vector<std::string> origin_names_;
   int64_t first_origin_index_ = -1;
   int64_t origin_id_ = -1;  // the origin the layer being judged became, or -1

@@ -2,7 +2,8 @@
 // Comparing two dumps layer by layer, and bisecting where they part ways (docs/DESIGN.md,
 // "Comparing").
 //
-// Layers pair by (name, occurrence), in execution order. Each pair is judged by judge_layer
+// Layers pair by what they compute, in execution order (compare/layer_alignment.h: a call one
+// run makes and the other does not shifts no pair). Each pair is judged by judge_layer
 // (compare/judge.h): outputs A against B under the tolerance policy, and an output beyond it
 // judged locally on each side's own inputs. On top of that, the dump level adds:
 //   provenance  an input that no layer produced (the image, a weight) and that differs between
@@ -15,7 +16,9 @@
 //               when an origin lies upstream of it in the dataflow (its inputs' sources), and
 //               PASSED, explained, when none does; UNCHECKED likewise;
 //   one side    a layer present on one side only is explained when the data it follows differs
-//               (post-processing stops when no candidate passes), else structural.
+//               (post-processing stops when no candidate passes), when what it gives reaches
+//               the paired layers as the other side has it (a grid cached on that side), or
+//               when it is a cast to the run's reduced precision; else structural.
 #include <cstdint>
 #include <map>
 #include <optional>

@@ -147,7 +147,8 @@ class ResNet18(unittest.TestCase):
             self.assertEqual(origin_of(report), "layer2.0.conv2", out)
 
     def test_every_file_loads_in_numpy_and_the_manifest_names_them(self):
-        manifest = json.load(open(os.path.join(self.fp32, "manifest.json")))
+        with open(os.path.join(self.fp32, "manifest.json")) as f:
+            manifest = json.load(f)
         files = {t["file"]: t for l in manifest["layers"] for t in l["inputs"] + l["outputs"]}
         on_disk = {n for n in os.listdir(self.fp32) if n.endswith(".npy")}
         self.assertEqual(set(files), on_disk)
@@ -399,6 +400,43 @@ class Yolov5Style(unittest.TestCase):
             self.assertEqual(report["structural"], 0, out)
             origin = next(l for l in report["layers"] if l["origin"])
             self.assertEqual((origin["name"], origin["defective"]), ("model.6.m.0.cv1.conv", side), out)
+
+    def test_a_warmed_up_model_against_a_cold_one(self):
+        """val.py warms the model up before its loop (DetectMultiBackend.warmup), so Detect makes no
+        grid inside the dump; a cold model makes them there, and every later call of one kind in
+        Detect gets another counter name (model.24.mul.5). Every layer still pairs with its twin,
+        no row appears twice, the grid calls are each reported once, explained; a defect after
+        them is named on its side, and a wrong grid is never a PASS."""
+        def run(name, warm, defect=None):
+            model, _ = self.yolo.calibrated_yolov5n(shared_act=True)  # calibrating ran it once: warm
+            det = model.model[24]
+            if not warm:
+                det.grid, det.anchor_grid = [torch.empty(0)] * det.nl, [torch.empty(0)] * det.nl
+            if defect == "conv":  # the last level's head conv, past every grid call
+                det.m[2].register_forward_hook(lambda m, i, o: o + (torch.arange(o.shape[1]) == 7).view(1, -1, 1, 1) * 0.05)
+            if defect == "grid":
+                make = det._make_grid
+                det._make_grid = lambda nx, ny, i: (lambda g: (g[0] + (i == 1) * 1.0, g[1]))(make(nx, ny, i))
+            return self.dump(name, model)
+        warm, cold = self.torch_dump, run("cold", False)
+        cold_layers = self.layers(cold)
+        self.assertGreater(len(cold_layers), len(self.layers(warm)))
+        for a, b in ((warm, cold), (cold, warm)):
+            code, out, report = compare_json(a, b)
+            self.assertEqual(code, 0, out)
+            self.assertEqual((report["failed"], report["structural"]), (0, 0), out)
+            self.assertEqual(len(report["layers"]), len(cold_layers), out)  # each layer once
+            one_sided = [l for l in report["layers"] if "computed in this run only" in l["reason"]]
+            self.assertEqual(len(one_sided), len(cold_layers) - len(self.layers(warm)), out)
+        for a, b, side in ((warm, run("cold-bad", False, "conv"), "B"), (run("warm-bad", True, "conv"), cold, "A")):
+            code, out, report = compare_json(a, b)
+            self.assertEqual(code, 1, out)
+            origin = next(l for l in report["layers"] if l["origin"])
+            self.assertEqual((origin["name"], origin["defective"]), ("model.24.m.2", side), out)
+        bad_grid = run("cold-grid", False, "grid")
+        for a, b in ((warm, bad_grid), (bad_grid, warm)):
+            code, out, report = compare_json(a, b)
+            self.assertNotEqual(code, 0, "a wrong grid: a false PASS\n" + out)
 
     def test_a_bias_defect_in_parity_s_run_is_named_against_pytorch(self):
         weights, image = os.path.join(self.tmp.name, "w"), os.path.join(self.tmp.name, "x.npy")

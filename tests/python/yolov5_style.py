@@ -79,6 +79,10 @@ class Detect(nn.Module):  # yolo.py Detect, inference path; anchors buffer in st
         a = torch.tensor(ANCHORS, dtype=torch.float32).view(self.nl, -1, 2)
         self.register_buffer("anchors", a / self.stride.view(-1, 1, 1))
         self.m = nn.ModuleList(nn.Conv2d(c, self.no * self.na, 1) for c in ch)
+        # As yolo.py: grids are made on the first forward at a size and kept, so a model run once
+        # before (its warm-up) makes none; DetectionModel._apply moves them with the model.
+        self.grid = [torch.empty(0) for _ in range(self.nl)]
+        self.anchor_grid = [torch.empty(0) for _ in range(self.nl)]
 
     def _make_grid(self, nx, ny, i):
         shape = 1, self.na, ny, nx, 2
@@ -94,10 +98,11 @@ class Detect(nn.Module):  # yolo.py Detect, inference path; anchors buffer in st
             x[i] = self.m[i](x[i])
             bs, _, ny, nx = x[i].shape
             x[i] = x[i].view(bs, self.na, self.no, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
-            grid, anchor_grid = self._make_grid(nx, ny, i)
+            if self.grid[i].shape[2:4] != x[i].shape[2:4]:
+                self.grid[i], self.anchor_grid[i] = self._make_grid(nx, ny, i)
             xy, wh, conf = x[i].sigmoid().split((2, 2, self.nc + 1), 4)
-            xy = (xy * 2 + grid) * self.stride[i]
-            wh = (wh * 2) ** 2 * anchor_grid
+            xy = (xy * 2 + self.grid[i]) * self.stride[i]
+            wh = (wh * 2) ** 2 * self.anchor_grid[i]
             z.append(torch.cat((xy, wh, conf), 4).view(bs, self.na * nx * ny, self.no))
         return torch.cat(z, 1), x
 
@@ -137,6 +142,14 @@ class DetectionModel(nn.Module):
             layers.append(mod)
             ch.append(c2)
         self.model = nn.Sequential(*layers)
+
+    def _apply(self, fn):  # yolo.py BaseModel._apply: Detect's stride and cached grids follow .to()
+        self = super()._apply(fn)
+        m = self.model[-1]
+        m.stride = fn(m.stride)
+        m.grid = list(map(fn, m.grid))
+        m.anchor_grid = list(map(fn, m.anchor_grid))
+        return self
 
     def forward(self, x):  # yolo.py BaseModel._forward_once
         y = []
