@@ -275,9 +275,9 @@ class LayerJudge {
     v_ = std::move(v);
     profile_ = &precision_profile(v_.precision);
     differences_ = v_.reason;
-    std::optional<std::vector<Tensor>> judged_a;
+    std::optional<TorchCallResult> judged_a;
     v_.a = local_check(a_, call_a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
-    std::optional<std::vector<Tensor>> judged_b;
+    std::optional<TorchCallResult> judged_b;
     if (same_inputs_ && a_.inputs) {
       // The same call on the same bytes: the judge (deterministic) gives the same answer.
       if (a_.line == b_.line) judged_b = judged_a;
@@ -442,7 +442,7 @@ class LayerJudge {
   }
 
   SideCheck local_check(const LayerSide& s, const ReadCall& read, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
-                        std::optional<std::vector<Tensor>>& judged) const {
+                        std::optional<TorchCallResult>& judged) const {
     SideCheck c;
     const Backend& judge = backend(o_.judge);
     const std::string& op = read.op;
@@ -460,18 +460,18 @@ class LayerJudge {
       return c;
     }
     const Call& call = *read.call;
-    if (s.judged) judged = s.judged;
+    if (s.judged) judged = TorchCallResult{*s.judged, {}, {}};
     if (!judged) {
       try {
-        judged = judge.run(call, inputs);
+        judged = TorchCallResult{judge.run(call, inputs), {}, {}};
       } catch (const Error& e) {
         c.note = "the judge (" + judge.name() + ") refuses these inputs: " + e.what();
         return c;
       }
     }
-    if (!ran_with_outputs(c, s, *judged)) return c;
-    for (size_t k = 0; k < judged->size() && c.ok; ++k) {
-      const Tensor& expected = (*judged)[k];
+    if (!ran_with_outputs(c, s, judged->outputs)) return c;
+    for (size_t k = 0; k < judged->outputs.size() && c.ok; ++k) {
+      const Tensor& expected = judged->outputs[k];
       const Tensor& listed = s.outputs[k];  // where the side's output is stored, its dtype and shape only
       const std::string role = k < s.roles.size() ? s.roles[k] : "out" + std::to_string(k);
       // Dot products (conv2d): the statistical test, and what the errors look like.
@@ -518,7 +518,7 @@ class LayerJudge {
   // maps), in float64 on the side's own inputs, its outputs are judged against that under the
   // dtype's tolerance at the profile. Otherwise `unchecked` and why LibTorch could not either.
   SideCheck torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
-                             std::optional<std::vector<Tensor>>& judged, const std::string& unchecked) const {
+                             std::optional<TorchCallResult>& judged, const std::string& unchecked) const {
     SideCheck c;
     if (read.op.rfind("torch.", 0) != 0) {
       c.note = unchecked;
@@ -532,11 +532,17 @@ class LayerJudge {
         return c;
       }
     }
-    if (!ran_with_outputs(c, s, *judged)) return c;
-    for (size_t k = 0; k < judged->size() && c.ok; ++k) {
+    if (!ran_with_outputs(c, s, judged->outputs)) return c;
+    for (size_t k = 0; k < judged->outputs.size() && c.ok; ++k) {
       const Tensor actual = stored(s, k) ? s.stored[k].load() : s.outputs[k];
-      const Comparable p = comparable((*judged)[k], actual);
-      const Tolerance tol = layer_tolerance(o_, *profile_, name_, read.op, nullptr, k, p.dtype, inputs);
+      const Comparable p = comparable(judged->outputs[k], actual);
+      Tolerance tol = layer_tolerance(o_, *profile_, name_, read.op, nullptr, k, p.dtype, inputs);
+      // A sum of K terms: a correct result may stray by the dot-product bound (tolerance.h).
+      if (k < judged->bound_sums.size() && judged->bound_sums[k].defined() && judged->bound_sums[k].numel() == p.x.numel()) {
+        const auto sums = std::make_shared<const Tensor>(judged->bound_sums[k]);
+        const double scale = conv2d_bound_scale(judged->bound_terms[k], *profile_);
+        tol.bound = [sums, scale](int64_t i) { return scale * sums->data<double>()[i]; };
+      }
       const TensorDiff d = compare_tensors(p.x, p.y, tol);
       if (d.state == State::Failed) {
         const std::string role = k < s.roles.size() ? s.roles[k] : "out" + std::to_string(k);

@@ -19,9 +19,19 @@ using AtenNmsKindFn = const char* (*)();
 using AtenCudaOpsFn = const std::map<std::string, OpFn>* (*)(int cudnn);
 using AtenCudaUnavailableFn = const char* (*)();
 using AtenNmsComposedFn = Tensor (*)(const std::string& line, const std::vector<Tensor>& inputs);
-// A call parity has no op for, run again in float64 from its recorded line (aten_torch_calls.cpp);
-// throws parity::Error saying why not.
-using AtenTorchCallFn = std::vector<Tensor> (*)(const std::string& line, const std::vector<Tensor>& inputs);
+// A call parity has no op for, run again in float64 from its recorded line (aten_torch_calls.cpp):
+// its outputs and, for a call whose correct float32 result may stray further than a few roundings
+// (a sum of K terms: linear, matmul, softmax's denominator, layer_norm's statistics), per output
+// the float64 tensor S and the count K such that a correct computation is within the dot-product
+// bound (K + 2) 2^-24 S_i of the exact value at element i (compare/tolerance.h). An output
+// without one has an undefined S.
+struct TorchCallResult {
+  std::vector<Tensor> outputs;
+  std::vector<Tensor> bound_sums;    // empty, or one per output
+  std::vector<int64_t> bound_terms;  // K, one per output with a bound
+};
+// Throws parity::Error saying why a call cannot be run again.
+using AtenTorchCallFn = TorchCallResult (*)(const std::string& line, const std::vector<Tensor>& inputs);
 // What the plugin says about its implementation of an op (empty: nothing), for Backend::note.
 using AtenNoteFn = const char* (*)(const char* op);
 

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/aten_torch_dispatch.h"
 #include "kernels/aten_util.h"
 
 namespace parity {
@@ -236,6 +237,8 @@ std::vector<Tensor> batch_norm_eval(const Args& a, const std::vector<Tensor>& in
   });
 }
 
+std::vector<Tensor> arithmetic_call(const std::string& op, const Kind& kind, const std::string& line, const std::vector<Tensor>& in);
+
 }  // namespace
 
 }  // namespace parity
@@ -243,15 +246,24 @@ std::vector<Tensor> batch_norm_eval(const Args& a, const std::vector<Tensor>& in
 // The outputs of a recorded `torch.<name>` call on `in` (its tensors in recorded order), computed
 // in float64 and rounded to the promoted dtype; throws parity::Error saying why a call is not one
 // this runs (the judge then reports the layer by values only, with that reason).
-extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> parity_aten_torch_call(
-    const std::string& line, const std::vector<parity::Tensor>& in) {
+extern "C" __attribute__((visibility("default"))) parity::TorchCallResult parity_aten_torch_call(const std::string& line,
+                                                                                                   const std::vector<parity::Tensor>& in) {
   using namespace parity;
   std::istringstream first(line);
   std::string op;
   first >> op;
-  if (op == "torch.nn.functional.batch_norm") return batch_norm_eval(read_args(line, in.size()), in);
+  if (op == "torch.nn.functional.batch_norm") return {batch_norm_eval(read_args(line, in.size()), in), {}, {}};
   const std::optional<Kind> kind = kind_of(op);
-  if (!kind) throw Error("parity cannot run " + op + " again (only element-wise arithmetic, a few unary maps and batch_norm in inference)");
+  if (!kind) return dispatch_torch_call(op, line, in);  // any other operator LibTorch has, where a bound is known
+  return {arithmetic_call(op, *kind, line, in), {}, {}};
+}
+
+namespace parity {
+namespace {
+
+// Element-wise arithmetic and the unary maps, with PyTorch's type promotion.
+std::vector<Tensor> arithmetic_call(const std::string& op, const Kind& kind_found, const std::string& line, const std::vector<Tensor>& in) {
+  const std::optional<Kind> kind = kind_found;
   Args args = read_args(line, in.size());
   if (!args.tensor_keywords.empty()) throw Error(op + " with a tensor passed by keyword");
   double alpha = 1;
@@ -298,3 +310,6 @@ extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> pa
     return std::vector<Tensor>{from_aten(r.to(out).contiguous())};
   });
 }
+
+}  // namespace
+}  // namespace parity

@@ -51,6 +51,17 @@ def _tensors_in(value):
     return []
 
 
+class _Items:
+    """A sequence mixing tensors and other values, as a line writes it: each tensor by its role
+    (in<i>_<j>), the rest by repr, so the judge can rebuild the call."""
+
+    def __init__(self, items, i):
+        self.text = "(" + ",".join(f"in{i}_{j}" if torch.is_tensor(v) else repr(v) for j, v in enumerate(items)) + ")"
+
+    def __repr__(self):
+        return self.text
+
+
 def _arguments(args, kwargs):
     """(role, tensor) for every tensor argument, and (key, value) for the others."""
     tensors, others = [], []
@@ -59,6 +70,8 @@ def _arguments(args, kwargs):
             tensors.append((f"in{i}", a))
         elif isinstance(a, (tuple, list)) and any(torch.is_tensor(v) for v in a):
             tensors += [(f"in{i}_{j}", v) for j, v in enumerate(a) if torch.is_tensor(v)]
+            if not all(torch.is_tensor(v) for v in a):  # x[i, 5 + j, None]: the other items, where they stand
+                others.append((f"arg{i}", _Items(a, i)))
         else:
             others.append((f"arg{i}", a))
     for k, v in kwargs.items():

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <random>
 #include <nlohmann/json.hpp>
 
 #include "compare/dump_compare.h"
@@ -418,6 +419,99 @@ TEST(Manifest, TorchCallsAreRunAgainInFloat64) {
   EXPECT_EQ(r.layers[0].state, State::Unchecked) << r.layers[0].reason;
   EXPECT_NE(r.layers[0].reason.find("LibTorch cannot run it again here: parity cannot run torch.cumsum again"), std::string::npos)
       << r.layers[0].reason;
+}
+
+// Any other call LibTorch has an operator for is run again through its dispatcher, where a bound
+// on a correct result is known (kernels/aten_torch_dispatch.cpp). linear sums 1000 positive
+// products (about 250): two correct float32 results summed in opposite orders differ beyond the
+// default tolerance, and each is within the bound (K + 2) 2^-24 S, about 0.015 here; one element
+// off by 0.1 is not, on its side. An index
+// (a slice key, and an assignment through one) is exact. A call with no known bound is refused.
+TEST(Manifest, AtenOperatorsAreRunAgainWithTheirBounds) {
+  test::TempDir tmp;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  auto random = [&](std::vector<int64_t> dims) {
+    Tensor t(DType::Float32, Shape(dims));
+    for (int64_t i = 0; i < t.numel(); ++i) t.mutable_data<float>()[i] = u(rng);
+    return t;
+  };
+  int n = 0;
+  // A dump of one layer: `line`, its inputs in0.. and its one output.
+  auto dump_of = [&](const std::string& line, const std::vector<std::pair<std::string, Tensor>>& inputs, const Tensor& out) {
+    const std::string dir = tmp.file("aten" + std::to_string(n++));
+    std::filesystem::create_directories(dir);
+    json layer = {{"name", "f"}, {"op", line.substr(0, line.find(' '))}, {"params", line}, {"outputs", {{{"file", "y.npy"}}}}};
+    for (const auto& [role, t] : inputs) {
+      write_npy(dir + "/" + role + ".npy", t);
+      layer["inputs"].push_back({{"role", role}, {"file", role + ".npy"}});
+    }
+    write_npy(dir + "/y.npy", out);
+    test::write_bytes(dir + "/manifest.json", json{{"format", "parity-dump"}, {"version", 1}, {"layers", {layer}}}.dump());
+    return read_dump(dir);
+  };
+  const int64_t K = 1000;
+  std::uniform_real_distribution<float> positive(0, 1);
+  auto positives = [&](std::vector<int64_t> dims) {
+    Tensor t(DType::Float32, Shape(dims));
+    for (int64_t i = 0; i < t.numel(); ++i) t.mutable_data<float>()[i] = positive(rng);
+    return t;
+  };
+  const Tensor x = positives({4, K}), w = positives({5, K}), b = random({5});
+  auto linear = [&](bool reversed) {
+    Tensor y(DType::Float32, Shape({4, 5}));
+    for (int64_t i = 0; i < 4; ++i) {
+      for (int64_t o = 0; o < 5; ++o) {
+        float acc = b.data<float>()[o];
+        for (int64_t k = 0; k < K; ++k) {
+          const int64_t kk = reversed ? K - 1 - k : k;
+          acc += x.data<float>()[i * K + kk] * w.data<float>()[o * K + kk];
+        }
+        y.mutable_data<float>()[i * 5 + o] = acc;
+      }
+    }
+    return y;
+  };
+  const std::string line = "torch.nn.functional.linear in0=4x1000 in1=5x1000 in2=5";
+  const std::vector<std::pair<std::string, Tensor>> in = {{"in0", x}, {"in1", w}, {"in2", b}};
+  const Tensor forward = linear(false), backward = linear(true);
+  const CompareResult clean = compare_dumps(dump_of(line, in, forward), dump_of(line, in, backward), CompareOptions{});
+  ASSERT_EQ(clean.layers.size(), 1u);
+  EXPECT_TRUE(clean.layers[0].verdict.differs) << "the two orders must differ beyond tolerance for this to test the bound";
+  EXPECT_EQ(clean.layers[0].state, State::Passed) << clean.layers[0].reason;
+  EXPECT_TRUE(clean.layers[0].verdict.a.ran && clean.layers[0].verdict.a.ok && clean.layers[0].verdict.b.ok) << clean.layers[0].reason;
+  Tensor off = backward.clone();
+  off.mutable_data<float>()[7] += 0.1f;
+  const CompareResult bad = compare_dumps(dump_of(line, in, forward), dump_of(line, in, off), CompareOptions{});
+  EXPECT_EQ(bad.layers[0].state, State::Failed) << bad.layers[0].reason;
+  EXPECT_EQ(bad.layers[0].defective, Sides::B) << bad.layers[0].reason;
+
+  // x[:, 1:3] and x[:, 1:3] = v, as parity_torch records them; each side's output its own answer
+  // or one element off.
+  const Tensor m = random({3, 4}), v = random({3, 2});
+  Tensor got(DType::Float32, Shape({3, 2})), set = m.clone();
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 2; ++j) {
+      got.mutable_data<float>()[i * 2 + j] = m.data<float>()[i * 4 + 1 + j];
+      set.mutable_data<float>()[i * 4 + 1 + j] = v.data<float>()[i * 2 + j];
+    }
+  }
+  struct Index {
+    std::string line;
+    std::vector<std::pair<std::string, Tensor>> in;
+    Tensor out;
+  };
+  for (const Index& c : {Index{"torch.Tensor.__getitem__ in0=3x4 arg1=(slice(None,None,None),slice(1,3,None))", {{"in0", m}}, got},
+                         Index{"torch.Tensor.__setitem__ in0=3x4 in2=3x2 arg1=(slice(None,None,None),slice(1,3,None))", {{"in0", m}, {"in2", v}}, set}}) {
+    Tensor wrong = c.out.clone();
+    wrong.mutable_data<float>()[1] += 0.5f;
+    const CompareResult r = compare_dumps(dump_of(c.line, c.in, c.out), dump_of(c.line, c.in, wrong), CompareOptions{});
+    EXPECT_EQ(r.layers[0].state, State::Failed) << c.line << ": " << r.layers[0].reason;
+    EXPECT_EQ(r.layers[0].defective, Sides::B) << c.line << ": " << r.layers[0].reason;
+  }
+  const CompareResult refused =
+      compare_dumps(dump_of("torch.cumsum in0=3x4 arg1=1", {{"in0", m}}, m), dump_of("torch.cumsum in0=3x4 arg1=1", {{"in0", m}}, got), CompareOptions{});
+  EXPECT_NE(refused.layers[0].reason.find("no error bound for it is known here"), std::string::npos) << refused.layers[0].reason;
 }
 
 }  // namespace

@@ -46,11 +46,12 @@ def origin_of(report):
     return report["origin"]
 
 
-def tampered(dump, layer, delta=0.05):
-    """A copy of `dump` whose `layer` wrote one element of its output off by `delta`, as a defective
-    kernel would: the file changed, its recorded hashes dropped (they are optional)."""
+def tampered(dump, layer, delta=0.05, under=None):
+    """A copy of `dump` (in folder `under`, else the system's) whose `layer` wrote one element of its
+    output off by `delta`, as a defective kernel would: the file changed, its recorded hashes
+    dropped (they are optional)."""
     import shutil
-    dst = tempfile.mkdtemp(prefix="tampered.")
+    dst = tempfile.mkdtemp(prefix="tampered.", dir=under)
     shutil.rmtree(dst)
     shutil.copytree(dump, dst)
     path = os.path.join(dst, "manifest.json")
@@ -631,6 +632,80 @@ class AutoPrecision(unittest.TestCase):
             self.assertEqual(code, 1, out)
             origin = next(l for l in report["layers"] if l["origin"])
             self.assertEqual((origin["name"], origin["defective"]), ("2", side), out)
+
+
+class Attention(torch.nn.Module):  # timm's ViT attention, written out: qkv, q @ k^T, softmax, @ v
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.scale = heads, (dim // heads) ** -0.5
+        self.qkv, self.proj = torch.nn.Linear(dim, dim * 3), torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        B, N, C = x.shape
+        q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4).unbind(0)
+        attn = ((q @ k.transpose(-2, -1)) * self.scale).softmax(dim=-1)
+        return self.proj((attn @ v).transpose(1, 2).reshape(B, N, C))
+
+
+class TransformerBlock(torch.nn.Module):  # pre-norm: LayerNorm, attention, LayerNorm, Linear-GELU-Linear
+    def __init__(self, dim=192, heads=3):
+        super().__init__()
+        self.norm1, self.attn, self.norm2 = torch.nn.LayerNorm(dim), Attention(dim, heads), torch.nn.LayerNorm(dim)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(dim, dim * 4), torch.nn.GELU(), torch.nn.Linear(dim * 4, dim))
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class Transformer(unittest.TestCase):
+    """Two ViT-style blocks, none of whose ops but the residual add is parity's: float32 against
+    float64 and against bfloat16 autocast (the CPU's stand-in for a half-precision GPU run), where
+    most layers differ beyond tolerance and each is run again by LibTorch in float64 on each side's
+    own inputs (linear, matmul and layer_norm within their sum-of-K-terms bounds): no row fails
+    and none is UNCHECKED. One element off in a layer's output, early, in the middle and late, in
+    softmax, layer_norm, linear, matmul, GELU or the add, on either side: that layer is the origin,
+    on that side."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        torch.manual_seed(0)
+        cls.net = torch.nn.Sequential(TransformerBlock(), TransformerBlock()).eval()
+        cls.x = torch.randn(2, 50, 192)
+        cls.f32, cls.f64, cls.bf16 = (os.path.join(cls.tmp.name, n) for n in ("f32", "f64", "bf16"))
+        for path, dtype, autocast in ((cls.f32, torch.float32, False), (cls.f64, torch.float64, False), (cls.bf16, torch.float32, True)):
+            cls.net.to(dtype)
+            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast), \
+                    parity_torch.dump(path, cls.net, dtype=torch.float32):
+                cls.net(cls.x.to(dtype))
+        cls.net.float()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_clean_runs_pass_with_every_layer_checked(self):
+        for other, explained in ((self.f64, 0), (self.bf16, 20)):
+            for a, b in ((self.f32, other), (other, self.f32)):
+                code, out, report = compare_json(a, b)
+                self.assertEqual(code, 0, out)
+                self.assertEqual((report["failed"], report["unchecked"], report["structural"]), (0, 0, 0), out)
+                self.assertGreaterEqual(report["explained"], explained, out)
+
+    def test_a_defect_in_any_op_is_named_on_its_side(self):
+        layers = ("0.attn.softmax", "0.norm2", "0.mlp.1", "1.attn.qkv", "1.attn.matmul", "1.add", "1.mlp.2")
+        ops = set()
+        for layer in layers:
+            for clean, other in ((self.f32, self.bf16), (self.f32, self.f64)):
+                for a, b, side in ((clean, tampered(other, layer, 0.25, self.tmp.name), "B"),
+                                   (tampered(clean, layer, 0.25, self.tmp.name), other, "A")):
+                    code, out, report = compare_json(a, b)
+                    self.assertEqual(code, 1, f"{layer}\n{out}")
+                    origin = next(l for l in report["layers"] if l["origin"])
+                    self.assertEqual((origin["name"], origin["defective"]), (layer, side), out)
+                    ops.add(origin["op"])
+        self.assertEqual(len(ops), 6, ops)  # softmax, layer_norm, gelu, linear, matmul, add
 
 
 class ReadmeSection(unittest.TestCase):

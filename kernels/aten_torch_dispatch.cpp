@@ -1,0 +1,515 @@
+// Re-running a recorded call through LibTorch's dispatcher: the call's Python name is mapped to an
+// ATen operator, the line's arguments are bound to one of its overloads' schema (the tensors as
+// float64, the rest parsed from Python's repr), and the operator runs on the CPU. Only operators
+// whose correct float32 results parity can bound are run: those that move or select values
+// (exact), element-wise maps (a few roundings: the default tolerance), and those that sum K terms
+// (a per-element bound, as conv2d's). Anything else stays judged by values only, saying why.
+#include "kernels/aten_torch_dispatch.h"
+
+#include <ATen/TensorIndexing.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/ones.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
+
+#include "core/error.h"
+#include "kernels/aten_util.h"
+
+// GCC 12 warns that a copied at::indexing::TensorIndex may carry uninitialised members: a false
+// positive in LibTorch's header (each constructor sets the members its kind reads).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace parity {
+namespace {
+
+// How a correct float32 result may stray from the exact one, beyond a few roundings.
+enum class Bound {
+  None,       // exact, or element-wise: the default tolerance
+  Sum,        // sums of K terms: S = the same op on |inputs| (linear, matmul, sum, mean, average pools)
+  Softmax,    // y_i = e_i / sum of K e_j: relative error (K + 4) u, so S = |y|
+  LayerNorm,  // statistics of K values: see layer_norm_sums
+  Gelu,       // x Phi(x): S = |x| + |y| (1 + erf cancels for negative x)
+};
+
+struct Known {
+  const char* aten;  // the operator (every overload is tried)
+  Bound bound;
+};
+
+// The calls run here, by the name Python gives them (in place `_` and `__i..__` read as the
+// operator: the recorded input is the value before the call).
+const std::map<std::string, Known>& known_calls() {
+  static const std::map<std::string, Known> m = {
+      // Values moved or selected: exact.
+      {"view", {"view", Bound::None}}, {"reshape", {"reshape", Bound::None}}, {"permute", {"permute", Bound::None}},
+      {"transpose", {"transpose", Bound::None}}, {"t", {"t", Bound::None}}, {"flatten", {"flatten", Bound::None}},
+      {"unflatten", {"unflatten", Bound::None}}, {"squeeze", {"squeeze", Bound::None}}, {"unsqueeze", {"unsqueeze", Bound::None}},
+      {"expand", {"expand", Bound::None}}, {"expand_as", {"expand_as", Bound::None}}, {"contiguous", {"contiguous", Bound::None}},
+      {"clone", {"clone", Bound::None}}, {"repeat", {"repeat", Bound::None}}, {"flip", {"flip", Bound::None}},
+      {"roll", {"roll", Bound::None}}, {"narrow", {"narrow", Bound::None}}, {"select", {"select", Bound::None}},
+      {"split", {"split", Bound::None}}, {"split_with_sizes", {"split_with_sizes", Bound::None}}, {"chunk", {"chunk", Bound::None}},
+      {"unbind", {"unbind", Bound::None}}, {"stack", {"stack", Bound::None}}, {"cat", {"cat", Bound::None}},
+      {"concat", {"cat", Bound::None}}, {"movedim", {"movedim", Bound::None}}, {"meshgrid", {"meshgrid", Bound::None}},
+      {"arange", {"arange", Bound::None}}, {"zeros_like", {"zeros_like", Bound::None}}, {"ones_like", {"ones_like", Bound::None}},
+      {"full_like", {"full_like", Bound::None}}, {"where", {"where", Bound::None}}, {"masked_fill", {"masked_fill", Bound::None}},
+      {"gather", {"gather", Bound::None}}, {"index_select", {"index_select", Bound::None}}, {"pad", {"constant_pad_nd", Bound::None}},
+      {"max_pool2d", {"max_pool2d", Bound::None}}, {"adaptive_max_pool2d", {"adaptive_max_pool2d", Bound::None}},
+      {"argmax", {"argmax", Bound::None}}, {"argmin", {"argmin", Bound::None}}, {"amax", {"amax", Bound::None}},
+      {"amin", {"amin", Bound::None}}, {"max", {"max", Bound::None}}, {"min", {"min", Bound::None}},
+      {"maximum", {"maximum", Bound::None}}, {"minimum", {"minimum", Bound::None}}, {"clamp", {"clamp", Bound::None}},
+      {"clip", {"clamp", Bound::None}}, {"clamp_min", {"clamp_min", Bound::None}}, {"clamp_max", {"clamp_max", Bound::None}},
+      {"floor", {"floor", Bound::None}}, {"ceil", {"ceil", Bound::None}}, {"round", {"round", Bound::None}},
+      {"sign", {"sign", Bound::None}}, {"eq", {"eq", Bound::None}}, {"ne", {"ne", Bound::None}}, {"lt", {"lt", Bound::None}},
+      {"le", {"le", Bound::None}}, {"gt", {"gt", Bound::None}}, {"ge", {"ge", Bound::None}},
+      {"logical_and", {"logical_and", Bound::None}}, {"logical_or", {"logical_or", Bound::None}},
+      {"logical_not", {"logical_not", Bound::None}}, {"bitwise_and", {"bitwise_and", Bound::None}},
+      {"bitwise_or", {"bitwise_or", Bound::None}}, {"and", {"bitwise_and", Bound::None}}, {"or", {"bitwise_or", Bound::None}},
+      {"invert", {"bitwise_not", Bound::None}}, {"relu6", {"relu6", Bound::None}}, {"hardtanh", {"hardtanh", Bound::None}},
+      {"leaky_relu", {"leaky_relu", Bound::None}},
+      // Element-wise maps: a few roundings.
+      {"hardswish", {"hardswish", Bound::None}}, {"hardsigmoid", {"hardsigmoid", Bound::None}}, {"elu", {"elu", Bound::None}},
+      {"softplus", {"softplus", Bound::None}}, {"erf", {"erf", Bound::None}}, {"sin", {"sin", Bound::None}},
+      {"cos", {"cos", Bound::None}}, {"reciprocal", {"reciprocal", Bound::None}}, {"rsqrt", {"rsqrt", Bound::None}},
+      {"square", {"square", Bound::None}}, {"log1p", {"log1p", Bound::None}}, {"expm1", {"expm1", Bound::None}},
+      {"silu", {"silu", Bound::None}}, {"mish", {"mish", Bound::None}}, {"gelu", {"gelu", Bound::Gelu}},
+      // Sums of K terms.
+      {"linear", {"linear", Bound::Sum}}, {"matmul", {"matmul", Bound::Sum}}, {"mm", {"mm", Bound::Sum}},
+      {"bmm", {"bmm", Bound::Sum}}, {"addmm", {"addmm", Bound::Sum}}, {"baddbmm", {"baddbmm", Bound::Sum}},
+      {"sum", {"sum", Bound::Sum}}, {"mean", {"mean", Bound::Sum}}, {"avg_pool2d", {"avg_pool2d", Bound::Sum}},
+      {"adaptive_avg_pool2d", {"adaptive_avg_pool2d", Bound::Sum}}, {"softmax", {"softmax", Bound::Softmax}},
+      {"layer_norm", {"layer_norm", Bound::LayerNorm}},
+  };
+  return m;
+}
+
+// Python's name of a call: "torch.Tensor.__imatmul__" -> "matmul".
+std::string python_name(const std::string& op) {
+  std::string name;
+  for (const char* prefix : {"torch.Tensor.", "torch.nn.functional.", "torch."}) {
+    if (op.rfind(prefix, 0) == 0) {
+      name = op.substr(std::string(prefix).size());
+      break;
+    }
+  }
+  if (name.empty() || name.find('.') != std::string::npos) throw Error("parity cannot run " + op + " again (not a torch call)");
+  if (name.size() > 4 && name.rfind("__", 0) == 0 && name.compare(name.size() - 2, 2, "__") == 0) {
+    name = name.substr(2, name.size() - 4);
+    if (name.size() > 1 && name[0] == 'i' && known_calls().count(name.substr(1))) name = name.substr(1);
+  } else if (name.size() > 1 && name.back() == '_') {
+    name.pop_back();
+  }
+  return name;
+}
+
+// A recorded argument: a tensor (index into the call's tensors), a list of tensors, or the text
+// Python's repr gave a value (spaces removed).
+struct Operand {
+  std::optional<size_t> tensor;
+  std::vector<size_t> tensor_list;
+  std::string text;
+};
+
+struct Args {
+  std::vector<Operand> positional;
+  std::map<std::string, Operand> keywords;
+};
+
+// The line lists the call's tensors first, in recorded order (in<i>, in<i>_<j> for a list's
+// items, a keyword's name), then its other arguments (arg<i>, keywords).
+Args read_line(const std::string& line, size_t tensors) {
+  std::istringstream in(line);
+  std::string word;
+  in >> word;
+  std::map<size_t, Operand> by_position;
+  Args a;
+  size_t seen = 0;
+  static const std::regex positional(R"(^(in|arg)([0-9]+)(_([0-9]+))?=(.*)$)");
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    if (eq == std::string::npos) throw Error("field '" + word + "' is not key=value");
+    const bool is_tensor = seen < tensors;
+    std::smatch m;
+    if (std::regex_match(word, m, positional)) {
+      const size_t i = std::stoul(m[2]);
+      if ((m[1] == "in") != is_tensor) throw Error("field '" + word + "' is out of order");
+      Operand& o = by_position[i];
+      if (!is_tensor) {
+        o.text = m[5];
+      } else if (m[3].matched) {
+        o.tensor_list.push_back(seen++);
+      } else {
+        o.tensor = seen++;
+      }
+    } else {
+      Operand& o = a.keywords[word.substr(0, eq)];
+      if (is_tensor) {
+        o.tensor = seen++;
+      } else {
+        o.text = word.substr(eq + 1);
+      }
+    }
+  }
+  if (seen != tensors) throw Error("the line names " + std::to_string(seen) + " tensors, the layer has " + std::to_string(tensors));
+  for (size_t i = 0; i < by_position.size(); ++i) {
+    if (!by_position.count(i)) throw Error("argument " + std::to_string(i) + " is missing");
+    a.positional.push_back(by_position[i]);
+  }
+  return a;
+}
+
+std::optional<double> number_text(const std::string& t) {
+  if (t == "True") return 1.0;
+  if (t == "False") return 0.0;
+  static const std::regex numeric(R"(^-?(inf|nan|[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)$)");
+  if (!std::regex_match(t, numeric)) return std::nullopt;
+  return std::strtod(t.c_str(), nullptr);
+}
+
+bool integral_text(const std::string& t) { return number_text(t) && t != "True" && t != "False" && t.find_first_of(".eEn") == std::string::npos; }
+
+// "(1,2)", "[1,2]", "torch.Size([1,2])", "()" or one integer: a list of integers.
+std::optional<std::vector<int64_t>> int_list(const std::string& t) {
+  if (integral_text(t)) return std::vector<int64_t>{std::stoll(t)};
+  static const std::regex list(R"(^(torch\.Size\()?[\[(]((-?[0-9]+,)*-?[0-9]*),?[\])]\)?$)");
+  std::smatch m;
+  if (!std::regex_match(t, m, list)) return std::nullopt;
+  std::vector<int64_t> out;
+  std::istringstream items(m[2]);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (!item.empty()) out.push_back(std::stoll(item));
+  }
+  return out;
+}
+
+std::optional<at::ScalarType> scalar_type(const std::string& t) {
+  static const std::map<std::string, at::ScalarType> m = {
+      {"torch.float32", at::kFloat}, {"torch.float", at::kFloat},   {"torch.float64", at::kDouble}, {"torch.double", at::kDouble},
+      {"torch.float16", at::kHalf},  {"torch.half", at::kHalf},     {"torch.bfloat16", at::kBFloat16}, {"torch.int64", at::kLong},
+      {"torch.long", at::kLong},     {"torch.int32", at::kInt},     {"torch.int", at::kInt},        {"torch.int16", at::kShort},
+      {"torch.int8", at::kChar},     {"torch.uint8", at::kByte},    {"torch.bool", at::kBool}};
+  const auto it = m.find(t);
+  return it == m.end() ? std::nullopt : std::optional<at::ScalarType>(it->second);
+}
+
+// The value of `o` as schema type `type` takes it; nullopt when it cannot be that.
+std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, const std::vector<at::Tensor>& tensors) {
+  using K = c10::TypeKind;
+  if (type->kind() == K::OptionalType) {
+    if (!o.tensor && o.tensor_list.empty() && o.text == "None") return c10::IValue();
+    return value_as(o, type->castRaw<c10::OptionalType>()->getElementType(), tensors);
+  }
+  if (type->kind() == K::TensorType) return o.tensor ? std::optional<c10::IValue>(tensors[*o.tensor]) : std::nullopt;
+  if (type->kind() == K::ListType) {
+    const c10::TypePtr item = type->castRaw<c10::ListType>()->getElementType();
+    if (item->kind() == K::TensorType) {
+      if (o.tensor_list.empty()) return std::nullopt;
+      std::vector<at::Tensor> list;
+      for (const size_t i : o.tensor_list) list.push_back(tensors[i]);
+      return c10::IValue(list);
+    }
+    if (item->kind() == K::IntType || item->kind() == K::SymIntType) {
+      const auto ints = o.tensor || !o.tensor_list.empty() ? std::nullopt : int_list(o.text);
+      return ints ? std::optional<c10::IValue>(c10::IValue(*ints)) : std::nullopt;
+    }
+    return std::nullopt;
+  }
+  if (o.tensor || !o.tensor_list.empty()) return std::nullopt;
+  switch (type->kind()) {
+    case K::IntType:
+    case K::SymIntType:
+      if (!integral_text(o.text)) return std::nullopt;
+      return c10::IValue(int64_t(std::stoll(o.text)));
+    case K::FloatType: {
+      const auto v = number_text(o.text);
+      return v && o.text != "True" && o.text != "False" ? std::optional<c10::IValue>(c10::IValue(*v)) : std::nullopt;
+    }
+    case K::BoolType:
+      if (o.text != "True" && o.text != "False") return std::nullopt;
+      return c10::IValue(o.text == "True");
+    case K::NumberType: {
+      const auto v = number_text(o.text);
+      if (!v) return std::nullopt;
+      return integral_text(o.text) ? c10::IValue(at::Scalar(int64_t(*v))) : c10::IValue(at::Scalar(*v));
+    }
+    case K::StringType:
+      if (o.text.size() < 2 || (o.text.front() != '\'' && o.text.front() != '"') || o.text.back() != o.text.front()) return std::nullopt;
+      return c10::IValue(o.text.substr(1, o.text.size() - 2));
+    case K::ScalarTypeType: {
+      const auto st = scalar_type(o.text);
+      return st ? std::optional<c10::IValue>(c10::IValue(*st)) : std::nullopt;
+    }
+    default:
+      return std::nullopt;  // a device, a layout, a memory format: placed by keyword, dropped before
+  }
+}
+
+bool random_op(const c10::FunctionSchema& s) {
+  for (const c10::Argument& a : s.arguments()) {
+    const c10::TypePtr& t = a.real_type();
+    if (t->kind() == c10::TypeKind::GeneratorType) return true;
+    if (t->kind() == c10::TypeKind::OptionalType && t->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The stack for schema `s` from the call's arguments, or nullopt when they do not fit it. Python's
+// varargs (x.view(2, 3), x.permute(0, 2, 1)) fill an int list; Python's `input` is ATen's `self`.
+std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, const std::vector<at::Tensor>& tensors) {
+  torch::jit::Stack stack;
+  size_t next = 0;
+  if (args.keywords.count("input") && !args.keywords.count("self")) {
+    args.keywords["self"] = args.keywords["input"];
+    args.keywords.erase("input");
+  }
+  for (const c10::Argument& a : s.arguments()) {
+    const c10::TypePtr& type = a.real_type();
+    std::optional<c10::IValue> v;
+    if (!a.kwarg_only() && next < args.positional.size()) {
+      const bool ints = type->kind() == c10::TypeKind::ListType &&
+                        (type->castRaw<c10::ListType>()->getElementType()->kind() == c10::TypeKind::IntType ||
+                         type->castRaw<c10::ListType>()->getElementType()->kind() == c10::TypeKind::SymIntType);
+      if (ints && next + 1 < args.positional.size() && integral_text(args.positional[next].text)) {
+        std::vector<int64_t> packed;
+        for (; next < args.positional.size() && integral_text(args.positional[next].text); ++next) packed.push_back(std::stoll(args.positional[next].text));
+        v = c10::IValue(packed);
+      } else {
+        v = value_as(args.positional[next++], type, tensors);
+      }
+    } else if (const auto it = args.keywords.find(a.name()); it != args.keywords.end()) {
+      v = value_as(it->second, type, tensors);
+      args.keywords.erase(it);
+    } else if (a.default_value()) {
+      v = *a.default_value();
+    }
+    if (!v) return std::nullopt;
+    stack.push_back(std::move(*v));
+  }
+  if (next != args.positional.size() || !args.keywords.empty()) return std::nullopt;
+  return stack;
+}
+
+// Runs the first overload of `name` the arguments bind to; its outputs, tensors or lists of them
+// flattened in order.
+std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, const Args& args, const std::vector<at::Tensor>& tensors) {
+  std::vector<const c10::OperatorName*> overloads;
+  static const std::vector<c10::OperatorName> all = c10::Dispatcher::singleton().getAllOpNames();
+  for (const c10::OperatorName& n : all) {
+    if (n.name == "aten::" + name) overloads.push_back(&n);
+  }
+  if (overloads.empty()) throw Error("LibTorch here has no aten::" + name);
+  for (const c10::OperatorName* n : overloads) {
+    const auto handle = c10::Dispatcher::singleton().findSchema(*n);
+    if (!handle || !handle->hasSchema()) continue;
+    const c10::FunctionSchema& schema = handle->schema();
+    if (random_op(schema)) throw Error(op + " is random: its generator's state is not recorded");
+    auto stack = bind(schema, args, tensors);
+    if (!stack) continue;
+    handle->callBoxed(&*stack);
+    std::vector<at::Tensor> out;
+    for (const c10::IValue& v : *stack) {
+      if (v.isTensor()) {
+        out.push_back(v.toTensor());
+      } else if (v.isTensorList()) {
+        for (const at::Tensor& t : v.toTensorVector()) out.push_back(t);
+      } else {
+        throw Error("aten::" + name + " returned something other than tensors");
+      }
+    }
+    return out;
+  }
+  throw Error("the recorded arguments of " + op + " fit no overload of aten::" + name);
+}
+
+// layer_norm's S: with mean m, deviation s and z_i = (x_i - m) / s over each group of K values,
+// |w_i| (mean|x| / s + 2 |z_i| + 1) + |b_i| + |y_i| bounds what the statistics' rounding (mean
+// off by up to K u mean|x|, s relatively by about K u) and the affine step do to y_i.
+at::Tensor layer_norm_sums(const Args& args, const std::vector<at::Tensor>& t, const at::Tensor& y, int64_t& K) {
+  const at::Tensor& x = t.at(0);
+  const auto shape = args.positional.size() > 1 ? int_list(args.positional[1].text) : std::nullopt;
+  if (!shape) throw Error("layer_norm's normalized_shape is not recorded as a list");
+  const int64_t dims = int64_t(shape->size());
+  K = 1;
+  for (const int64_t d : *shape) K *= d;
+  std::vector<int64_t> reduce;
+  for (int64_t d = x.dim() - dims; d < x.dim(); ++d) reduce.push_back(d);
+  double eps = 1e-5;
+  if (args.positional.size() > 4) eps = number_text(args.positional[4].text).value_or(eps);
+  if (const auto it = args.keywords.find("eps"); it != args.keywords.end()) eps = number_text(it->second.text).value_or(eps);
+  const at::Tensor mean = x.mean(reduce, true), s = ((x - mean).pow(2).mean(reduce, true) + eps).sqrt();
+  const at::Tensor z = ((x - mean) / s).abs(), spread = x.abs().mean(reduce, true) / s;
+  // weight and bias: positional 2 and 3, or by keyword; tensors in recorded order after x.
+  const auto tensor_of = [&](size_t pos, const char* key) -> std::optional<at::Tensor> {
+    if (pos < args.positional.size() && args.positional[pos].tensor) return t[*args.positional[pos].tensor];
+    if (const auto it = args.keywords.find(key); it != args.keywords.end() && it->second.tensor) return t[*it->second.tensor];
+    return std::nullopt;
+  };
+  const auto w = tensor_of(2, "weight"), b = tensor_of(3, "bias");
+  at::Tensor S = (spread + 2 * z + 1) * (w ? w->abs() : at::ones({}, x.options()));
+  if (b) S = S + b->abs();
+  return S + y.abs();
+}
+
+// One item of an index as Python's repr gives it (slice(None,4,None), None, Ellipsis, 3, True),
+// or a tensor named where it stood (`in1_0`: the recorded tensors of the key, in order).
+at::indexing::TensorIndex index_item(const std::string& t, const std::vector<at::Tensor>& key_tensors, size_t& next_tensor) {
+  using namespace at::indexing;
+  if (t == "None") return TensorIndex(c10::nullopt);
+  if (t == "Ellipsis" || t == "...") return TensorIndex(Ellipsis);
+  if (t == "True" || t == "False") return TensorIndex(t == "True");
+  if (integral_text(t)) return TensorIndex(int64_t(std::stoll(t)));
+  static const std::regex tensor(R"(^in[0-9]+(_[0-9]+)?$)");
+  if (std::regex_match(t, tensor)) {
+    if (next_tensor >= key_tensors.size()) throw Error("the index names more tensors than were recorded");
+    return TensorIndex(key_tensors[next_tensor++]);
+  }
+  static const std::regex slice(R"(^slice\((None|-?[0-9]+),(None|-?[0-9]+),(None|-?[0-9]+)\)$)");
+  std::smatch m;
+  if (!std::regex_match(t, m, slice)) throw Error("an index item this cannot read: " + t);
+  const auto bound = [](const std::string& v) { return v == "None" ? c10::optional<int64_t>() : c10::optional<int64_t>(std::stoll(v)); };
+  return TensorIndex(Slice(bound(m[1]), bound(m[2]), bound(m[3])));
+}
+
+// A key x[key] as recorded: one item, or a tuple of them "(a,b,...)" (slices hold no commas at
+// the top level: split outside parentheses).
+std::vector<at::indexing::TensorIndex> index_key(const Operand& o, const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> key_tensors;
+  if (o.tensor) key_tensors.push_back(tensors[*o.tensor]);
+  for (const size_t i : o.tensor_list) key_tensors.push_back(tensors[i]);
+  std::string text = o.text;
+  if (text.empty()) {
+    if (o.tensor) return {at::indexing::TensorIndex(key_tensors[0])};
+    throw Error("the index is a sequence of tensors whose other items were not recorded");
+  }
+  std::vector<std::string> items;
+  if (text.size() >= 2 && text.front() == '(' && text.back() == ')' && text.rfind("slice(", 0) != 0) {
+    int depth = 0;
+    std::string cur;
+    for (size_t i = 1; i + 1 < text.size(); ++i) {
+      const char c = text[i];
+      depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+      if (c == ',' && depth == 0) {
+        items.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    if (!cur.empty()) items.push_back(cur);
+  } else {
+    items.push_back(text);
+  }
+  std::vector<at::indexing::TensorIndex> key;
+  size_t next = 0;
+  for (const std::string& item : items) key.push_back(index_item(item, key_tensors, next));
+  if (next != key_tensors.size()) throw Error("the index names fewer tensors than were recorded");
+  return key;
+}
+
+// x[key] (getitem) and x[key] = value (setitem, whose output is x after it).
+std::vector<at::Tensor> run_index(bool set, const Args& a, const std::vector<at::Tensor>& tensors) {
+  if (a.positional.size() != (set ? 3u : 2u) || !a.positional[0].tensor || !a.keywords.empty()) throw Error("an index call with other arguments");
+  const at::Tensor& x = tensors[*a.positional[0].tensor];
+  const std::vector<at::indexing::TensorIndex> key = index_key(a.positional[1], tensors);
+  if (!set) return {x.index(key)};
+  at::Tensor y = x.clone();
+  const Operand& v = a.positional[2];
+  if (v.tensor) {
+    y.index_put_(key, tensors[*v.tensor]);
+  } else if (const auto n = number_text(v.text); n && v.tensor_list.empty()) {
+    y.index_put_(key, integral_text(v.text) ? at::Scalar(int64_t(*n)) : at::Scalar(*n));
+  } else {
+    throw Error("the assigned value is not recorded in full");
+  }
+  return {y};
+}
+
+}  // namespace
+
+TorchCallResult dispatch_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in) {
+  const std::string name = python_name(op);
+  if (name == "getitem" || name == "setitem") {
+    const Args args = read_line(line, in.size());
+    return aten_call(op.c_str(), [&] {
+      std::vector<at::Tensor> tensors;
+      for (const Tensor& t : in) tensors.push_back(to_aten(t));  // selects and copies: exact in any dtype
+      TorchCallResult r;
+      for (const at::Tensor& y : run_index(name == "setitem", args, tensors)) r.outputs.push_back(from_aten(y.contiguous()));
+      return r;
+    });
+  }
+  const auto known = known_calls().find(name);
+  if (known == known_calls().end()) {
+    throw Error("parity cannot run " + op + " again: no error bound for it is known here (see kernels/aten_torch_dispatch.cpp)");
+  }
+  Args args = read_line(line, in.size());
+  // Where a tensor is placed is not what is computed: the run here is on the CPU, contiguous.
+  for (const char* placement : {"device", "non_blocking", "pin_memory", "memory_format", "layout", "requires_grad"}) args.keywords.erase(placement);
+  // F.softmax(input, dim, _stacklevel, dtype): its third is Python's own.
+  if (op == "torch.nn.functional.softmax" && args.positional.size() > 2) args.positional.erase(args.positional.begin() + 2);
+  args.keywords.erase("_stacklevel");
+  if (args.keywords.count("inplace")) args.keywords.erase("inplace");
+  return aten_call(op.c_str(), [&] {
+    aten_threads();
+    std::vector<at::Tensor> tensors, wide;
+    std::optional<at::ScalarType> floating;  // the floats' dtype as given: results are rounded to it
+    for (const Tensor& t : in) {
+      const at::Tensor a = to_aten(t);
+      tensors.push_back(a);
+      if (a.is_floating_point() && !floating) floating = a.scalar_type();
+      wide.push_back(a.is_floating_point() ? a.to(at::kDouble) : a);
+    }
+    std::vector<at::Tensor> out = run_op(op, known->second.aten, args, wide);
+    TorchCallResult r;
+    const Bound bound = known->second.bound;
+    if (bound != Bound::None) {
+      for (const at::Tensor& y : out) {
+        at::Tensor S;
+        int64_t K = 0;
+        if (!y.is_floating_point()) {
+          r.bound_sums.emplace_back();
+          r.bound_terms.push_back(0);
+          continue;
+        }
+        if (bound == Bound::Sum) {
+          std::vector<at::Tensor> magnitudes;
+          for (const at::Tensor& t : wide) magnitudes.push_back(t.is_floating_point() ? t.abs() : t);
+          S = run_op(op, known->second.aten, args, magnitudes).at(0);
+          K = std::max<int64_t>(1, wide.at(0).numel() / std::max<int64_t>(1, y.numel()));
+          if (name == "linear" || name == "matmul" || name == "mm" || name == "bmm") K = wide.at(0).size(-1);
+          if (name == "addmm" || name == "baddbmm") K = wide.at(1).size(-1);
+        } else if (bound == Bound::Softmax) {
+          const auto it = args.keywords.find("dim");
+          const std::string dim = it != args.keywords.end() ? it->second.text : args.positional.size() > 1 ? args.positional[1].text : "";
+          if (!integral_text(dim)) throw Error("softmax's dim is not recorded");
+          K = y.size(std::stoll(dim)) + 4;
+          S = y.abs();
+        } else if (bound == Bound::LayerNorm) {
+          S = layer_norm_sums(args, wide, y, K);
+          K += 8;
+        } else {
+          S = wide.at(0).abs() + y.abs();
+          K = 4;
+        }
+        r.bound_sums.push_back(from_aten(S.expand_as(y).to(at::kDouble).contiguous()));
+        r.bound_terms.push_back(K);
+      }
+    }
+    for (at::Tensor& y : out) {
+      if (y.is_floating_point() && floating) y = y.to(*floating);
+      r.outputs.push_back(from_aten(y.contiguous()));
+    }
+    return r;
+  });
+}
+
+}  // namespace parity

@@ -1,0 +1,18 @@
+#pragma once
+// Any recorded `torch.<name>` call whose ATen operator LibTorch has, run again in float64 through
+// the dispatcher (aten_torch_dispatch.cpp); for the aten plugin only.
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "kernels/aten_plugin.h"
+
+namespace parity {
+
+// `op` (torch.Tensor.<name>, torch.nn.functional.<name>, torch.<name>) with the recorded line and
+// the call's tensors in recorded order. Throws parity::Error saying why the call is not one this
+// runs: an operator LibTorch lacks, one whose correct results are not known to stay within a
+// bound parity can state, a random one, an argument the line does not give in full.
+TorchCallResult dispatch_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in);
+
+}  // namespace parity
