@@ -1,8 +1,10 @@
 """parity_torch: dump a PyTorch model's layers in parity's format, for `parity compare` and
-`parity bisect` (python -m parity_torch --help)."""
+`parity bisect`, and run those from Python: parity_torch.compare(a, b) and parity_torch.bisect(a, b)
+return the JSON report as a Report (python -m parity_torch --help)."""
 import contextlib
 
 from .recorder import VERSION as __version__, Recorder, _Frame
+from .report import ParityError, ParityNotFound, Report, bisect, compare
 
 _active = []
 
@@ -67,4 +69,4 @@ def scope(name):
             r.name_function_layers(frame)
 
 
-__all__ = ["dump", "scope", "__version__"]
+__all__ = ["dump", "scope", "compare", "bisect", "Report", "ParityError", "ParityNotFound", "__version__"]

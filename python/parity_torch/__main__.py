@@ -40,6 +40,15 @@ device synchronisation; the manifest records the device name and the torch versi
 
 scope(name): calls inside `with parity_torch.scope("nms"):` are named nms.<op>.
 
+compare(a, b, **options) and bisect(a, b, **options) run the parity binary ($PARITY, else parity on
+PATH) with --json and return a Report: .exit_code (0 pass, 1 failures, 2 structural), .rows,
+.states, .counts, .summary, .origin (the origin's row, or None), .data (the whole JSON); printing it
+gives the summary line and the origin. Options are parity's flags: precision="fp16" is
+--precision fp16, tol_file= is --tol-file, failed=True is --failed. ParityError (a RuntimeError)
+carries parity's message when it cannot judge (exit 3 or more), e.g. for an unknown option.
+    report = parity_torch.bisect("dump_cpu", "dump_cuda", precision="tf32")
+    print(report)
+
 YOLOv5's val.py, three lines (README.md, "Compare your own PyTorch model"):
     import parity_torch                                            # at the top
     dumper = parity_torch.dump(f"dump_{device.type}", model, calls=1)   # before the batch loop
