@@ -1,5 +1,6 @@
 #include "cases/case_file.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -49,8 +50,21 @@ Case parse_case(std::string_view text, const std::string& where) {
 }
 
 std::vector<Case> read_case_file(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw Error("no such case file").file(path);
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error("a folder, not a case file (a dump folder is compared with `parity compare`, or replayed with --inputs)").file(path);
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open case file").file(path);
+  // A case file is text: one op line per line. Say what a binary file is instead of quoting it.
+  char head[8] = {};
+  in.read(head, sizeof head);
+  const std::string start(head, size_t(in.gcount()));
+  if (start.rfind("\x93NUMPY", 0) == 0) throw Error("a .npy tensor, not a case file (a text file, one op line per line: see `parity cases --help`)").file(path);
+  if (start.find('\0') != std::string::npos) throw Error("a binary file, not a case file (a text file, one op line per line: see `parity cases --help`)").file(path);
+  in.clear();
+  in.seekg(0);
   std::vector<Case> cases;
   std::string text;
   for (int lineno = 1; std::getline(in, text); ++lineno) {

@@ -2,10 +2,13 @@
 // main() only parses the command line, runs the chosen subcommand and maps failures to exit codes.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
@@ -23,6 +26,43 @@ std::string version_text() {
          ")\nCUDA backend: " + PARITY_CUDA_INFO +
          "\nGPU: " + (gpu.available ? gpu.device : gpu.reason) +
          "\nthreads: " + std::to_string(parity::num_threads());
+}
+
+// Edits (insertions, deletions, substitutions) between two words.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean --top?)" for the first `--word` on the command line that `command` does not
+// know and that is within two edits of one of its options; "" when there is none.
+std::string closest_option_hint(const CLI::App& command, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word.rfind("--", 0) != 0 || word.size() < 3) continue;
+    word = word.substr(2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
+    if (command.get_option_no_throw("--" + word) != nullptr) continue;
+    std::string best;
+    size_t best_distance = 3;
+    for (const CLI::Option* o : command.get_options()) {
+      for (const std::string& name : o->get_lnames()) {
+        const size_t d = edit_distance(word, name);
+        if (d < best_distance) best_distance = d, best = name;
+      }
+    }
+    if (!best.empty()) return " (did you mean --" + best + "?)";
+  }
+  return "";
 }
 
 }  // namespace
@@ -61,11 +101,12 @@ int main(int argc, char** argv) {
     // Point at the help of the (sub)command the error is about: CLI11 records the subcommands
     // it entered before failing, so `parity compare` alone names "parity compare --help".
     std::string name = "parity";
-    for (const CLI::App* at = &app; !at->get_subcommands().empty();) {
+    const CLI::App* at = &app;
+    while (!at->get_subcommands().empty()) {
       at = at->get_subcommands().front();
       name += " " + at->get_name();
     }
-    std::cerr << name << ": " << e.what() << " (see " << name << " --help)\n";
+    std::cerr << name << ": " << e.what() << closest_option_hint(*at, argc, argv) << " (see " << name << " --help)\n";
     return kUsageOrIoError;
   }
 

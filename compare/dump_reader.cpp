@@ -167,7 +167,8 @@ std::string Dump::verified_hash(const std::string& path, const DumpTensorInfo& t
 
 Dump read_dump(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw Error("not a folder").file(dir);
+  if (!fs::exists(dir, ec)) throw Error("does not exist").file(dir);
+  if (!fs::is_directory(dir, ec)) throw Error("not a folder: a dump is a folder holding manifest.json").file(dir);
   const std::string manifest = dir + "/manifest.json";
   if (!fs::exists(manifest, ec)) throw Error("no manifest.json: an incomplete dump (interrupted, or still being written)").file(dir);
   std::ifstream in(manifest, std::ios::binary);

@@ -59,6 +59,9 @@ class Backend {
   std::vector<Tensor> run(std::string_view line, const std::vector<Tensor>& inputs) const { return run(Call(line), inputs); }
   // A model run starts: backends that count calls (faulty) start counting again.
   virtual void begin_run() const {}
+  // The model run ended: a backend that was to do something on a call the run never made (faulty
+  // with a call number beyond the run's) throws parity::Error saying so.
+  virtual void end_run() const {}
   // One line worth printing before running `op` here, when which implementation runs is not
   // obvious from the backend's name (the aten backends: which nms, torchvision's or the composed
   // one, and why); empty by default. Never throws: a backend that cannot say returns "".

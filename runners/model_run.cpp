@@ -285,6 +285,7 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
       result.detections.push_back(postprocess_image(run, pred, pred_source, xc, xi));
     }
   }
+  be.end_run();  // before the manifest: a run whose planted defect never struck leaves no complete dump
   result.layers = run.layers;
   result.total_ms = run.total_ms;
   if (dump) {

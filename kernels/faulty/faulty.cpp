@@ -29,6 +29,12 @@ class FaultyBackend : public Backend {
   bool supports(std::string_view op) const override { return backend("ref").supports(op); }
 
   void begin_run() const override { calls_ = 0; }
+  void end_run() const override {
+    if (strike_ > calls_) {
+      throw Error("backend " + name_ + " planted nothing: the run made " + std::to_string(calls_.load()) + " " + op_.name +
+                  " call(s) the defect '" + defect_.name + "' applies to, so there is no call " + std::to_string(strike_));
+    }
+  }
 
   using Backend::run;
   std::vector<Tensor> run(const Call& call, const std::vector<Tensor>& inputs) const override {

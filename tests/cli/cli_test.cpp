@@ -1,6 +1,10 @@
 // The `parity` binary: subcommands, help, exit codes, one-line errors.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
+#include "core/npy.h"
+#include "core/tensor.h"
 #include "support/test_support.h"
 
 namespace parity {
@@ -49,6 +53,38 @@ TEST(Cli, UsageErrorsExitThreeOnOneLine) {
     EXPECT_EQ(test::lines_of(r.err).size(), 1u) << joined << "stderr: " << r.err;
     EXPECT_TRUE(r.out.empty()) << joined << r.out;
   }
+}
+
+// Each slip a newcomer makes gets one line on stderr, exit 3, naming the thing and saying what it
+// is: a path that does not exist, a file where a folder is expected, a tensor or a folder where a
+// case file is, a misspelt flag (with the flag meant), a planted defect on a call the run never
+// makes (and no manifest left looking complete).
+TEST(Cli, SlipsAreNamedPlainly) {
+  test::TempDir tmp;
+  const std::string npy = tmp.file("x.npy"), folder = tmp.file("folder"), text = tmp.file("notes.txt");
+  write_npy(npy, Tensor(DType::Float32, Shape({2})));
+  std::filesystem::create_directories(folder);
+  test::write_bytes(text, "hello\n");
+  struct Slip {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  for (const Slip& s : std::vector<Slip>{
+           {{"compare", tmp.file("nosuch"), folder}, "nosuch: does not exist"},
+           {{"compare", text, folder}, "notes.txt: not a folder: a dump is a folder holding manifest.json"},
+           {{"replay", npy}, "x.npy: a .npy tensor, not a case file"},
+           {{"replay", folder}, "folder: a folder, not a case file"},
+           {{"replay", tmp.file("nosuch.cases")}, "nosuch.cases: no such case file"},
+           {{"compare", folder, folder, "--tops", "3"}, "(did you mean --top?)"},
+           {{"replay", "--case", "silu x=3", "--bakend", "ref"}, "(did you mean --backend?)"},
+           {{"run", "yolov5n", "--img", "64", "--backend", "faulty:bias:9999", "--dump", tmp.file("dump")},
+            "faulty:bias:9999 planted nothing: the run made "}}) {
+    const auto r = run_parity(s.args);
+    EXPECT_EQ(r.exit_code, 3) << s.says << ": " << r.err;
+    EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find(s.says), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp.file("dump") + "/manifest.json"));
 }
 
 TEST(Cli, BenchTimesBothBackendsAndRefusesBadFlags) {
