@@ -48,7 +48,8 @@ ReportHeader header_of(const Options& o, const Dump& a, const Dump& b, const std
   // A hand-written manifest may leave these out (docs/MANIFEST.md).
   auto given = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
   auto text = [&](const Dump& d) {
-    return fmt::format("{} ({} on {}, {}, seed {})", d.dir, given(d.model), given(d.backend), given(d.device), d.seed);
+    return fmt::format("{} ({} on {}, {}, seed {})", d.dir, given(d.model), given(d.backend), given(d.device),
+                       d.seed ? std::to_string(*d.seed) : std::string("not recorded"));
   };
   return {text(a), text(b), o.judge, precision};
 }

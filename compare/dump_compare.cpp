@@ -793,7 +793,8 @@ class Comparer {
       if (x != y) out.push_back(fmt::format("{}: A {}, B {}", what, x.empty() ? "(none)" : x, y.empty() ? "(none)" : y));
     };
     differ("model", a_.model, b_.model);
-    differ("seed", std::to_string(a_.seed), std::to_string(b_.seed));
+    const auto seed = [](const Dump& d) { return d.seed ? std::to_string(*d.seed) : std::string("not recorded"); };
+    differ("seed", seed(a_), seed(b_));
     std::set<std::string> keys;
     for (const auto& [k, v] : a_.run) keys.insert(k);
     for (const auto& [k, v] : b_.run) keys.insert(k);

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +36,7 @@ struct DumpLayer {
 
 struct Dump {
   std::string dir, model, backend, device, tool_version;
-  uint64_t seed = 0;
+  std::optional<uint64_t> seed;  // none when the manifest records none (parity_torch's dumps)
   // What the dump was computed from (runners/dump.h DumpRun), values as text; empty for a
   // manifest written before "run" existed.
   std::map<std::string, std::string> run;

@@ -29,6 +29,7 @@ class dump:
 
     def __init__(self, out_dir, model, inputs=True, layers=None, calls=1, force=False, name=None, dtype=None):
         self._recorder = Recorder(out_dir, model, inputs, layers, calls, force, name, dtype)
+        self._wraps = 0
 
     def __enter__(self):
         self._recorder.enter()
@@ -39,6 +40,41 @@ class dump:
         _active.remove(self._recorder)
         self._recorder.exit(failed=kind is not None)
         return False
+
+    def wrap(self, fn, scope_name=None):
+        """`fn` with each call recorded into this dump (inside scope(scope_name) when given): a loop
+        need not be re-indented, and only what is wrapped becomes layers. In YOLOv5's val.py:
+
+            model.forward = dumper.wrap(model.forward)
+            globals()["non_max_suppression"] = dumper.wrap(non_max_suppression, "nms")
+
+        The manifest is written when the model's first call past the selected ones starts (the
+        selected calls' post-processing is then over), at close(), or when Python exits; from then
+        on the wrapped functions run as they are, at their own speed."""
+        import atexit
+        import functools
+        recorder = self._recorder
+        if not self._wraps:
+            atexit.register(self.close)
+        self._wraps += 1
+
+        @functools.wraps(fn)
+        def recorded(*args, **kwargs):
+            if recorder.done or recorder.failed:
+                return fn(*args, **kwargs)
+            recorder.enter()
+            _active.append(recorder)
+            finished = False
+            try:
+                with scope(scope_name) if scope_name else contextlib.nullcontext():
+                    result = fn(*args, **kwargs)
+                finished = True
+                return result
+            finally:
+                _active.remove(recorder)
+                recorder.exit(failed=not finished, finish=recorder.past_selection())
+
+        return recorded
 
     def close(self):
         """Writes the manifest now, with the calls recorded so far (fewer batches than `calls`)."""

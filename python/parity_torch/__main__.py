@@ -23,8 +23,11 @@ What is recorded:
   - views and copies (reshape, slicing, permute, .cpu()) are not layers: a consumer's input names
     its producer and is marked derived when it is not that output as is.
 Calls parity has an op for get its canonical op line, and `parity compare` re-runs them on each
-side's own inputs (the local check); other calls get the op torch.<name> and are judged by values
-only, never locally checked.
+side's own inputs (the local check); other calls get the op torch.<name>, and LibTorch runs their
+ATen operator again in float64 on each side's own inputs, judged within a bound a correct result
+keeps (exact for moves and indexing, a few roundings element-wise, (K + 2) 2^-24 sum|terms| for
+linear, matmul, softmax, layer_norm ...). A random op, or one with no known bound, is UNCHECKED
+when it differs, saying why.
 
 dump(out_dir, model, inputs=True, layers=None, calls=1, force=False, name=None, dtype=None)
   inputs  record layer inputs (the local check and `parity bisect --rerun` need them)
@@ -49,10 +52,15 @@ carries parity's message when it cannot judge (exit 3 or more), e.g. for an unkn
     report = parity_torch.bisect("dump_cpu", "dump_cuda", precision="tf32")
     print(report)
 
-YOLOv5's val.py, three lines (README.md, "Compare your own PyTorch model"):
-    import parity_torch                                            # at the top
-    dumper = parity_torch.dump(f"dump_{device.type}", model, calls=1)   # before the batch loop
-    with dumper:                                                   # around model(im) and non_max_suppression
+wrap(fn, scope_name=None) on a dump: fn with each call recorded, so a loop need not be re-indented
+and only what is wrapped becomes layers. YOLOv5's val.py, four lines pasted into run() after
+model.warmup(...) (README.md, "Compare your own PyTorch model"):
+    import parity_torch
+    dumper = parity_torch.dump(f"dump_{device.type}", model.model, calls=1)
+    model.forward = dumper.wrap(model.forward)
+    globals()["non_max_suppression"] = dumper.wrap(non_max_suppression, "nms")
+The manifest is written when the model's first call past the selected ones starts, at .close(), or
+when Python exits; parity_torch then says on stderr how many layers it wrote, how big, and where.
 """
 
 

@@ -175,7 +175,13 @@ class Recorder:
         self.mode = _Mode(self)
         self.mode.__enter__()
 
-    def exit(self, failed):
+    def past_selection(self):
+        """Whether the model's calls went past the selected ones: their post-processing is over."""
+        return self.call > max(self.selected)
+
+    def exit(self, failed, finish=None):
+        """Leaves a block; writes the manifest when `finish` (by default: once the last selected
+        call has run, its post-processing being inside the same block)."""
         if self.done:
             return
         self.mode.__exit__(None, None, None)
@@ -186,7 +192,7 @@ class Recorder:
         if failed:
             self.failed = True  # no manifest: the folder stays an incomplete dump
             return
-        if self.call >= max(self.selected):
+        if self.call >= max(self.selected) if finish is None else finish:
             self.finish()
 
     def _patch(self):
@@ -504,6 +510,10 @@ class Recorder:
         }
         self.folder.finish(manifest)
         self.done = True
+        import os
+        import sys
+        size = sum(os.path.getsize(os.path.join(self.folder.path, f)) for f in os.listdir(self.folder.path))
+        print(f"parity_torch: wrote {len(kept)} layers ({size / 1e6:.1f} MB) to {self.folder.path}", file=sys.stderr)
 
     def drop_unused_files(self, kept):
         import os

@@ -35,6 +35,11 @@ def parity(*args):
     return r.returncode, r.stdout + r.stderr
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def compare_json(a, b, *flags):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         code, out = parity("compare", a, b, "--json", f.name, *flags)
@@ -100,6 +105,7 @@ class ResNet18(unittest.TestCase):
     def test_float64_against_float32_passes_and_differs_in_rounding(self):
         code, out, report = compare_json(self.fp32, self.fp64)
         self.assertEqual(code, 0, out)
+        self.assertIn("seed not recorded)", out)  # PyTorch's run has no seed parity knows of
         layers = report["layers"]
         self.assertGreater(len(layers), 60)
         ops = {l["op"] for l in layers}
@@ -712,7 +718,7 @@ class ReadmeSection(unittest.TestCase):
     """README.md's "Compare your own PyTorch model": its Python and shell blocks, as written."""
 
     def test_readme_example_runs_as_written(self):
-        text = open(os.path.join(ROOT, "README.md")).read()
+        text = read(os.path.join(ROOT, "README.md"))
         section = text.split("## Compare your own PyTorch model", 1)[1].split("\n## ", 1)[0]
         python_blocks = re.findall(r"```python\n(.*?)```", section, re.S)
         shell_blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
@@ -720,7 +726,8 @@ class ReadmeSection(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), PATH=os.path.dirname(PARITY) + ":" + os.environ["PATH"])
             script = os.path.join(tmp, "example.py")
-            open(script, "w").write(python_blocks[0])
+            with open(script, "w") as f:
+                f.write(python_blocks[0])
             r = subprocess.run(["/usr/bin/python3", script], cwd=tmp, env=env, capture_output=True, text=True)
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             for line in shell_blocks[0].splitlines():
@@ -730,6 +737,73 @@ class ReadmeSection(unittest.TestCase):
                 r = subprocess.run(line, shell=True, cwd=tmp, env=env, capture_output=True, text=True)
                 expected = 1 if " bisect " in f" {line} " and "bumped" in line else 0
                 self.assertEqual(r.returncode, expected, line + "\n" + r.stdout + r.stderr)
+
+
+VAL_PY = """
+import sys, torch
+sys.path.insert(0, {here!r})
+import yolov5_style as Y
+from yolov5_style import non_max_suppression
+
+
+class DetectMultiBackend(torch.nn.Module):  # val.py's wrapper of the DetectionModel
+    def __init__(self):
+        super().__init__()
+        self.model, self.x = Y.calibrated_yolov5n(shared_act=True)
+
+    def forward(self, im, augment=False):
+        return self.model(im)
+
+    def warmup(self):
+        self.forward(torch.zeros_like(self.x))
+
+
+def run(batches):  # val.py's run(): the model, its warm-up, then the loop
+    device = torch.device("cpu")
+    model = DetectMultiBackend()
+    model.warmup()
+{recipe}
+    for batch_i in range(batches):
+        im, targets = model.x, torch.ones(3, 6)
+        preds, train_out = model(im)
+        targets[:, 2:] *= torch.tensor((64, 64, 64, 64), device=device)  # to pixels: not for the dump
+        preds = non_max_suppression(preds, 0.001, 0.6)
+
+
+run(int(sys.argv[1]))
+"""
+
+
+class ValRecipe(unittest.TestCase):
+    """README's four lines for YOLOv5's val.py, pasted as written into a val.py-shaped script: only
+    the model's forward and the NMS become layers (not the targets arithmetic between them), named
+    as parity names them; the manifest is written when the second batch starts, or at exit when
+    there is only one; the two dumps are the same run."""
+
+    def test_the_readme_lines_record_the_model_and_its_nms(self):
+        text = read(os.path.join(ROOT, "README.md"))
+        recipe = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "dumper.wrap" in b)
+        script = VAL_PY.format(here=HERE, recipe="\n".join("    " + l for l in recipe.splitlines()))
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+        with tempfile.TemporaryDirectory() as tmp:
+            dumps = []
+            for batches in (2, 1):
+                cwd = os.path.join(tmp, str(batches))
+                os.makedirs(cwd)
+                with open(os.path.join(cwd, "val.py"), "w") as f:
+                    f.write(script)
+                r = subprocess.run(["/usr/bin/python3", "val.py", str(batches)], cwd=cwd, env=env, capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertIn("parity_torch: wrote", r.stderr)
+                dumps.append(os.path.join(cwd, "dump_cpu"))
+                with open(os.path.join(dumps[-1], "manifest.json")) as f:
+                    names = [l["name"] for l in json.load(f)["layers"]]
+                self.assertTrue(all(n.startswith(("model.", "nms.")) for n in names), [n for n in names if not n.startswith(("model.", "nms."))])
+                self.assertIn("model.0.conv", names)
+                self.assertTrue(any(n.startswith("nms.") for n in names), names)
+            code, out, report = compare_json(*dumps)
+            self.assertEqual(code, 0, out)
+            self.assertTrue(all(l["outputs"][0]["identical"] for l in report["layers"] if l["outputs"]), out)
 
 
 if __name__ == "__main__":
