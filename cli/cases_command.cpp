@@ -89,6 +89,16 @@ void print_import_summary(const Options& o, const TraceImport& r, int64_t inferr
 
 int import(const Options& o) {
   const TraceImport r = import_trace(o.trace, o.keep_all);
+  // No case is a failed import, not an empty case file: nothing is written, and the line says why.
+  if (r.cases.empty()) {
+    if (r.operator_events == 0) throw Error("no operator events: not a PyTorch profiler trace of a model run").file(o.trace);
+    std::string why;
+    for (const auto& [key, n] : r.skipped) why = key.second;  // the last reason listed; the table has them all
+    throw Error(fmt::format("none of its {} operator events gave a case ({} calls of supported ops{}); profile with "
+                            "record_shapes=True so that calls carry their input shapes",
+                            r.operator_events, r.calls, why.empty() ? "" : ", e.g. " + why))
+        .file(o.trace);
+  }
   const std::string out = o.out_file.empty() ? "-" : o.out_file;
   int64_t inferred = 0;
   for (const Case& c : r.cases) inferred += c.inferred;

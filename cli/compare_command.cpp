@@ -85,6 +85,14 @@ std::string settle_precision(const Options& o, const Dump& a, const Dump& b, Com
 // be a chain of "another call" or shape rows. Empty otherwise, and for a single layer, whose own
 // row says it.
 std::string not_comparable(const Dump& a, const Dump& b) {
+  // Runs of another batch or image size compute other shapes everywhere: one line says so.
+  for (const char* key : {"batch", "img"}) {
+    const auto x = a.run.find(key), y = b.run.find(key);
+    if (x != a.run.end() && y != b.run.end() && x->second != y->second) {
+      return fmt::format("A ran {} {} {}, B {} {}: the runs do not match, nothing to compare", a.model.empty() ? "-" : a.model, key,
+                         x->second, key, y->second);
+    }
+  }
   if (a.layers.size() + b.layers.size() < 3) return "";
   auto call = [](const DumpLayer& l) {
     try {
@@ -146,7 +154,7 @@ CompareOptions compare_options(const Options& o) {
 }
 
 int exit_code(const CompareResult& r) {
-  return verdict_exit_code(int(r.layers.size()), r.failed + r.unchecked, r.structural_origins);
+  return verdict_exit_code(int(r.layers.size()), r.failed + r.propagated + r.unchecked, r.structural_origins);
 }
 
 // --color auto (the default) colours the table's states on a terminal unless NO_COLOR is set to
@@ -190,7 +198,7 @@ int compare(const Options& o) {
   if (o.timing) print_timing(r, read_s);
   const ReportHeader h = header_of(o, a, b, precision);
   if (const std::string line = not_comparable(a, b); !line.empty()) {
-    fmt::print("{}\n", line);
+    fmt::print(stderr, "parity {}: {}\n", "compare", line);
     if (!o.json.empty()) write_json(o.json, r, h);
     if (!o.csv.empty()) write_csv(o.csv, r);
     if (!o.html.empty()) write_html(o.html, r, h);
@@ -249,7 +257,7 @@ int bisect(const Options& o) {
   const CompareResult r = compare_dumps(a, b, co);
   if (o.timing) print_timing(r, read_s);
   if (const std::string line = not_comparable(a, b); !line.empty()) {
-    fmt::print("{}\n", line);
+    fmt::print(stderr, "parity {}: {}\n", "bisect", line);
     return kStructuralMismatch;
   }
   if (co.judge.precision != Precision::Fp32 && o.precision == "auto") fmt::print("precision {}\n", precision);

@@ -121,7 +121,7 @@ double output_err_over_tol(const json& o, bool layer_passed, const std::string& 
   return 0;
 }
 
-const char* const kStates[] = {"PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "UNSUPPORTED", "UNCHECKED"};
+const char* const kStates[] = {"PASSED", "FAILED", "PROPAGATED", "MISTRUSTED", "SKIPPED", "UNSUPPORTED", "UNCHECKED"};
 
 Layer read_layer(const json& l, size_t i, const std::string& path) {
   if (!l.is_object()) not_a_report(path, fmt::format("layer {} is not an object", i));
@@ -208,6 +208,7 @@ struct Diff {
 int severity(const Layer& l) {
   if (l.state == "PASSED") return 0;
   if (l.state == "UNCHECKED") return 2;
+  if (l.state == "PROPAGATED") return 3;  // FAILED before PROPAGATED had its own word
   if (l.state == "FAILED") return l.origin ? 4 : 3;
   return 1;  // MISTRUSTED, SKIPPED, UNSUPPORTED: agreeing, or not judged
 }

@@ -90,6 +90,7 @@ int update(Options o) {
   if (finish_golden_swap(o.root, fresh)) fmt::print("finished the swap of an interrupted update\n");
   fs::remove_all(fresh);
   write_golden_packs(fresh);
+  std::vector<std::string> unchanged;
   for (const auto& e : fs::directory_iterator(fresh)) {
     const std::string name = e.path().filename().string(), current = o.root + "/" + name;
     if (!fs::exists(current + "/manifest.json")) {
@@ -107,7 +108,12 @@ int update(Options o) {
       fmt::print("{}/{}: moved, max abs {:.3g}{}\n", name, l.name, w ? w->max_abs : 0.0, l.structural ? " (" + l.reason + ")" : "");
     }
     fmt::print("{}: {} of {} layers moved\n", name, moved, r.layers.size());
+    // Every tensor the same: the pack stays as it is, so a review sees only what moved (not
+    // manifests rewritten in a newer format).
+    if (moved == 0 && r.structural == 0 && r.layers.size() == read_dump(current).layers.size()) unchanged.push_back(name);
   }
+  for (const std::string& name : unchanged) fs::remove_all(fresh + "/" + name);
+  if (!unchanged.empty()) fmt::print("{} unchanged pack{} kept as they are\n", unchanged.size(), unchanged.size() == 1 ? "" : "s");
   swap_in_golden_packs(o.root, fresh);
   fmt::print("golden packs written to {}; review with git diff --stat {}\n", o.root, o.root);
   return kPassed;

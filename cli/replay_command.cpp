@@ -21,6 +21,16 @@ namespace parity::cli {
 
 namespace {
 
+// Whether a folder holds files named as a dump names them (<index>.<layer>.<role>.npy).
+bool looks_like_a_dump(const std::string& dir) {
+  static const std::regex dump_file(R"(^[0-9]{4,}\..+\.npy$)");
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (std::regex_match(e.path().filename().string(), dump_file)) return true;
+  }
+  return false;
+}
+
 struct Options {
   std::string cases_file, case_line, filter, shard, json, dump, inputs;
   bool force = false;
@@ -70,6 +80,11 @@ int run_replay(const Options& o) {
   ReplayOptions ro = o.replay;
   if (std::error_code ec; !ro.inputs_dir.empty() && std::filesystem::exists(ro.inputs_dir + "/manifest.json", ec)) {
     ro.inputs_dump = std::make_shared<const Dump>(read_dump(ro.inputs_dir));
+  } else if (!ro.inputs_dir.empty() && looks_like_a_dump(ro.inputs_dir)) {
+    // A dump's files (0007.model.2.cv1.conv.out0.npy) without its manifest: a run that was killed.
+    throw Error("no manifest.json: an incomplete dump (interrupted, or still being written); --inputs takes a complete dump, or a "
+                "folder of <case name>.<input>.npy files")
+        .file(ro.inputs_dir);
   }
 
   std::unique_ptr<DumpWriter> dump_a, dump_b;

@@ -24,14 +24,31 @@
 
 namespace parity {
 
+std::string LayerReport::verdict_word() const { return propagated() ? "PROPAGATED" : state_name(state); }
+
 std::string LayerReport::note() const {
   if (origin) {
     const std::string side = defective == Sides::None ? "" : std::string(" (defective: ") + sides_name(defective) + ")";
     return "origin" + side + ": " + reason;
   }
-  if (!propagated_from.empty()) return "propagated from " + propagated_from + ": " + reason;
+  if (propagated()) {
+    // What PROPAGATED means is said once, under the table: the row names its origin and what differs.
+    const std::string& said_once = kMatchesOnOwnInputs;
+    const bool plain = reason.rfind(said_once, 0) == 0;
+    return "from " + propagated_from + (reason.empty() ? "" : ": " + (plain ? reason.substr(said_once.size()) : reason));
+  }
   return reason;
 }
+
+namespace {
+
+// A PyTorch factory (torch.zeros(4, 3), arange) takes no tensor: its inputs are all recorded, none.
+bool takes_no_tensor(const DumpLayer& l) {
+  static const std::regex tensor_field(R"((^| )in[0-9]+(_[0-9]+)?=)");
+  return l.inputs.empty() && l.op.rfind("torch.", 0) == 0 && !std::regex_search(l.params, tensor_field);
+}
+
+}  // namespace
 
 LayerSide layer_side(const Dump& d, const DumpLayer& l) {
   LayerSide s;
@@ -41,7 +58,7 @@ LayerSide layer_side(const Dump& d, const DumpLayer& l) {
     s.outputs.push_back(d.load(t));
     s.hashes.push_back(d.hash_of(t));
   }
-  if (!l.inputs.empty()) {
+  if (!l.inputs.empty() || takes_no_tensor(l)) {
     s.inputs = [&d, &l] {
       std::vector<Tensor> in;
       for (const DumpTensorInfo& t : l.inputs) in.push_back(d.load(t));
@@ -124,7 +141,7 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
   // per page), their bytes checked once the pass is over (Dump::check_owed); a local check runs
   // the judge over all of them, read whole.
   const auto inputs = [stream](const Dump& d, const DumpLayer& l, LayerSide& side) {
-    if (l.inputs.empty()) return;
+    if (l.inputs.empty() && !takes_no_tensor(l)) return;
     side.inputs = [&d, &l, stream] {
       std::vector<Tensor> in;
       for (const DumpTensorInfo& t : l.inputs) in.push_back(stream ? d.view_checked_later(t, true) : d.view(t));
@@ -220,15 +237,40 @@ bool same_call(const DumpLayer& la, const DumpLayer& lb, const std::string& ca, 
   return true;
 }
 
+// A call without the fields that give its input tensors' shapes: what it computes, whatever
+// the data made of the shapes (a per-class loop keeps another number of boxes on each side).
+// A field is a shape when its key is an input's role (`in1`, `x` for cat's `x0`, `x1`...) or its
+// value reads as one (`2x3`, `1x2,1x3`, `scalar`).
+std::string call_without_shapes(const DumpLayer& l) {
+  static const std::regex shape(R"(^(scalar|[0-9]+(x[0-9]+)+)(,(scalar|[0-9]+(x[0-9]+)*))*$)");
+  const auto is_role = [&](const std::string& key) {
+    for (const DumpTensorInfo& t : l.inputs) {
+      if (t.role == key || (t.role.rfind(key, 0) == 0 && t.role.find_first_not_of("0123456789_", key.size()) == std::string::npos)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::istringstream in(canonical_call(l.params));
+  std::string word, out;
+  in >> out;
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    if (eq != std::string::npos && (is_role(word.substr(0, eq)) || std::regex_match(word.substr(eq + 1), shape))) continue;
+    out += " " + word;
+  }
+  return out;
+}
+
 // What alignment pairs a layer by: its op, its name without the counter that numbers calls of
 // one kind in a scope ("model.24.mul.5" is model.24's sixth mul: another call before it shifts
-// the count), and its call as compared (canonical_call, which names its input shapes).
+// the count), and its call without its input shapes (call_without_shapes).
 std::vector<AlignedLayer> alignment_of(const Dump& d) {
   static const std::regex counter(R"(\.[0-9]+$)");
   std::vector<AlignedLayer> out;
   out.reserve(d.layers.size());
   for (const DumpLayer& l : d.layers) {
-    out.push_back({l.op + '\n' + std::regex_replace(l.name, counter, "") + '\n' + canonical_call(l.params), l.name});
+    out.push_back({l.op + '\n' + std::regex_replace(l.name, counter, "") + '\n' + call_without_shapes(l), l.name});
   }
   return out;
 }
@@ -317,7 +359,8 @@ class Comparer {
     }
     for (const LayerReport& l : res.layers) {
       res.passed += l.state == State::Passed;
-      res.failed += l.state == State::Failed;
+      res.failed += l.state == State::Failed && !l.propagated();
+      res.propagated += l.propagated();
       res.mistrusted += l.state == State::Mistrusted;
       res.unchecked += l.state == State::Unchecked;
       res.structural += l.structural;

@@ -50,6 +50,11 @@ struct LayerReport {
   LayerVerdict verdict;           // outputs A against B and the local checks
 
   const TensorDiff* worst() const { return verdict.worst(); }
+  // FAILED (or UNCHECKED) only because an origin upstream made its inputs differ: each side
+  // matches the judge on its own inputs, or cannot be checked.
+  bool propagated() const { return state == State::Failed && !propagated_from.empty(); }
+  // The state every report format writes: state_name, or PROPAGATED.
+  std::string verdict_word() const;
   // The one note every report format prints for this row.
   std::string note() const;
 };
@@ -73,6 +78,7 @@ struct CompareResult {
   std::vector<std::string> expected;    // differences the chosen precision accounts for, one line each
   std::vector<LayerReport> layers;      // the rows (after --layers)
   int passed = 0, failed = 0, mistrusted = 0, unchecked = 0, structural = 0, explained = 0;
+  int propagated = 0;  // FAILED rows that are propagated (failed does not count them)
   int structural_origins = 0;  // structural failures that are not propagated and not explained
   int64_t origin = -1;         // index into layers of the first origin, -1 when none
   std::vector<int64_t> other_origins;

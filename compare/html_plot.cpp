@@ -61,6 +61,7 @@ LayerMarks marks_of(const LayerReport& l) {
 
 const char* state_class(const LayerReport& l) {
   if (l.origin) return "s-origin";
+  if (l.propagated()) return "s-propagated";
   switch (l.state) {
     case State::Passed: return "s-passed";
     case State::Failed: return "s-failed";
@@ -229,7 +230,7 @@ std::string lanes_svg(const PlotFrame& f) {
   const double x0 = PlotFrame::kLeft, x1 = f.width - PlotFrame::kRight, label_x = x0 - 6;
   std::string s;
   s += hline(x0, x1, PlotFrame::kStructuralY, "grid");
-  s += text_at(4, PlotFrame::kStructuralY + 4, "structural", "start", "lane");
+  s += text_at(4, PlotFrame::kStructuralY + 4, "no figures", "start", "lane");
   s += hline(x0, x1, PlotFrame::kNonFiniteY, "grid") + text_at(label_x, PlotFrame::kNonFiniteY + 4, "NaN/Inf", "end");
   // A grid line per decade; over a wide range, a label on every few of them so labels never overlap.
   const double decade_height = (PlotFrame::kLogBottom - PlotFrame::kLogTop) / (f.hi_decade - f.lo_decade);
@@ -306,7 +307,7 @@ std::string tolerance_svg(const PlotFrame& f, const std::vector<LayerMarks>& mar
 
 // What hovering a layer's column says: its state, each kind of figure, its note.
 std::string layer_tooltip(size_t row, const LayerReport& l, const LayerMarks& m) {
-  std::string t = fmt::format("#{} {} ({}): {}{}", row, l.name, l.op, state_name(l.state), l.origin ? ", origin" : "");
+  std::string t = fmt::format("#{} {} ({}): {}{}", row, l.name, l.op, l.verdict_word(), l.origin ? ", origin" : "");
   if (const OutputVerdict* o = m.float_out) {
     t += fmt::format("\nfloat {}: max abs {:.3g}, tolerance at the worst element {:.3g}", o->role, o->diff.max_abs, o->diff.worst_allowed);
   }
@@ -374,8 +375,9 @@ std::string legend_html() {
   };
   const std::vector<Key> states = {
       {"<circle r='4' class='pt s-passed'/>", "passed"},
-      {"<circle r='4' class='pt s-passed explained'/>", "passed, explained by its inputs"},
+      {"<circle r='4' class='pt s-passed explained'/>", "passed: each side matches the judge on its own inputs"},
       {"<circle r='4' class='pt s-failed'/>", "failed"},
+      {"<circle r='4' class='pt s-propagated'/>", "propagated from an origin upstream"},
       {"<rect x='-4' y='-8' width='8' height='16' class='originband'/><circle r='5' class='pt s-origin'/>", "origin (its column red)"},
       {"<circle r='4' class='pt s-mistrusted'/>", "mistrusted"},
       {"<circle r='4' class='pt s-unchecked'/>", "unchecked"},
@@ -385,7 +387,7 @@ std::string legend_html() {
       {"<path d='" + up_triangle_path(0, 0, 4.5) + "' class='pt s-failed'/>", "NaN/Inf positions differ"},
       {"<path d='M-7,0L7,0' class='tol'/>", "tolerance at the worst element"},
       {"<path d='" + diamond_path(0, 0, 4.5) + "' class='pt s-passed'/>", "int/bool (indices, masks): share of elements differing"},
-      {"<path d='" + cross_path(0, 0, 4) + "' class='pt struct s-failed'/>", "structural: missing on a side, other shape or call"}};
+      {"<path d='" + cross_path(0, 0, 4) + "' class='pt struct s-failed'/>", "no element-wise figures: on one side only, another shape or call"}};
   auto line = [](const std::vector<Key>& keys) {
     std::string s = "<div>";
     for (const Key& k : keys) {

@@ -53,7 +53,7 @@ std::string origin_html(const CompareResult& r) {
 
 // Words the "not PASSED only" box and the menu of kinds select rows by.
 std::string row_tags(const LayerReport& l, const LayerMarks& m) {
-  std::string t = state_name(l.state);
+  std::string t = l.verdict_word();
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   if (l.state != State::Passed) t += " notpassed";
   if (l.origin) t += " origin";
@@ -67,12 +67,13 @@ std::string row_tags(const LayerReport& l, const LayerMarks& m) {
 // The state column sorts by severity: origins first, then failures.
 int state_rank(const LayerReport& l) {
   if (l.origin) return 0;
+  if (l.propagated()) return 2;
   switch (l.state) {
     case State::Failed: return 1;
-    case State::Unchecked: return 2;
-    case State::Mistrusted: return 3;
-    case State::Passed: return l.explained ? 4 : 5;
-    default: return 6;
+    case State::Unchecked: return 3;
+    case State::Mistrusted: return 4;
+    case State::Passed: return l.explained ? 5 : 6;
+    default: return 7;
   }
 }
 
@@ -233,6 +234,7 @@ a.layer:hover .col{fill-opacity:.12}
 .pt{stroke-width:1}
 .s-passed.pt{fill:#2e7d32;stroke:#2e7d32}
 .s-failed.pt{fill:#ef7b7b;stroke:#d32f2f}
+.s-propagated.pt{fill:#f6c1c1;stroke:#e08080}
 .s-origin.pt{fill:#b71c1c;stroke:#000;stroke-width:1.5}
 .s-mistrusted.pt{fill:#f0a000;stroke:#b07000}
 .s-unchecked.pt{fill:#8e5cc6;stroke:#5e2f96}
@@ -254,6 +256,7 @@ td{white-space:nowrap}
 td.note{white-space:normal;min-width:24em}
 tr{scroll-margin-top:40px}
 tr.s-failed{background:#fde3e3}
+tr.s-propagated{background:#fdf1f1}
 tr.s-origin{background:#f5b5b5;font-weight:bold}
 tr.s-mistrusted{background:#ffedc0}
 tr.s-unchecked{background:#ece0f8}

@@ -26,6 +26,10 @@
 
 namespace parity {
 
+// How a layer beyond tolerance whose sides each match the judge on their own inputs begins its
+// reason: the difference is what each side's inputs make of it.
+inline const std::string kMatchesOnOwnInputs = "each side matches the judge on its own inputs: ";
+
 struct ToleranceOverride {
   double atol = 0, rtol = 0;
 };

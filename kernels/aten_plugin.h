@@ -32,6 +32,11 @@ struct TorchCallResult {
 };
 // Throws parity::Error saying why a call cannot be run again.
 using AtenTorchCallFn = TorchCallResult (*)(const std::string& line, const std::vector<Tensor>& inputs);
+// Per output of the same call, how far its result may move when each float input moves by one
+// unit in the last place (the recorded inputs of a float64 run written as float32 are its own
+// rounded once): twice the sum over inputs of |f(that input one ulp up) - f|, float64; undefined
+// for an output that is not float.
+using AtenTorchCallRoundingFn = std::vector<Tensor> (*)(const std::string& line, const std::vector<Tensor>& inputs);
 // What the plugin says about its implementation of an op (empty: nothing), for Backend::note.
 using AtenNoteFn = const char* (*)(const char* op);
 

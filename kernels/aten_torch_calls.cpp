@@ -12,7 +12,10 @@
 #include <ATen/ops/exp.h>
 #include <ATen/ops/log.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/nan_to_num.h>
 #include <ATen/ops/neg.h>
+#include <ATen/ops/nextafter.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/relu.h>
 #include <ATen/ScalarOps.h>
@@ -20,6 +23,8 @@
 #include <ATen/ops/sqrt.h>
 #include <ATen/ops/sub.h>
 #include <ATen/ops/tanh.h>
+
+#include <ATen/TensorOperators.h>
 
 #include <algorithm>
 #include <cmath>
@@ -255,7 +260,43 @@ extern "C" __attribute__((visibility("default"))) parity::TorchCallResult parity
   if (op == "torch.nn.functional.batch_norm") return {batch_norm_eval(read_args(line, in.size()), in), {}, {}};
   const std::optional<Kind> kind = kind_of(op);
   if (!kind) return dispatch_torch_call(op, line, in);  // any other operator LibTorch has, where a bound is known
-  return {arithmetic_call(op, *kind, line, in), {}, {}};
+  try {
+    return {arithmetic_call(op, *kind, line, in), {}, {}};
+  } catch (const Error& arithmetic_refused) {
+    // An argument the arithmetic does not read (div's rounding_mode): the dispatcher may, by
+    // schema. When it cannot either, the arithmetic's reason is the one worth reading.
+    try {
+      return dispatch_torch_call(op, line, in);
+    } catch (const Error&) {
+      throw arithmetic_refused;
+    }
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> parity_aten_torch_call_rounding(
+    const std::string& line, const std::vector<parity::Tensor>& in) {
+  using namespace parity;
+  const TorchCallResult base = parity_aten_torch_call(line, in);
+  std::vector<at::Tensor> moved_by(base.outputs.size());
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (in[k].dtype() != DType::Float32 && in[k].dtype() != DType::Float64) continue;
+    std::vector<Tensor> nudged = in;
+    nudged[k] = aten_call("nextafter", [&] {
+      const at::Tensor x = to_aten(in[k]);
+      return from_aten(at::nextafter(x, at::full({}, INFINITY, x.options())).contiguous());
+    });
+    const TorchCallResult r = parity_aten_torch_call(line, nudged);
+    for (size_t j = 0; j < base.outputs.size() && j < r.outputs.size(); ++j) {
+      if (!is_floating(base.outputs[j].dtype()) || r.outputs[j].shape() != base.outputs[j].shape()) continue;
+      const at::Tensor d = (to_aten(r.outputs[j]).to(at::kDouble) - to_aten(base.outputs[j]).to(at::kDouble)).abs();
+      moved_by[j] = moved_by[j].defined() ? moved_by[j] + d : d;
+    }
+  }
+  std::vector<Tensor> out(base.outputs.size());
+  for (size_t j = 0; j < out.size(); ++j) {
+    if (moved_by[j].defined()) out[j] = from_aten((moved_by[j] * 2).nan_to_num(0, 0, 0).contiguous());
+  }
+  return out;
 }
 
 namespace parity {

@@ -79,6 +79,13 @@ const std::map<std::string, Known>& known_calls() {
       {"cos", {"cos", Bound::None}}, {"reciprocal", {"reciprocal", Bound::None}}, {"rsqrt", {"rsqrt", Bound::None}},
       {"square", {"square", Bound::None}}, {"log1p", {"log1p", Bound::None}}, {"expm1", {"expm1", Bound::None}},
       {"silu", {"silu", Bound::None}}, {"mish", {"mish", Bound::None}}, {"gelu", {"gelu", Bound::Gelu}},
+      {"log2", {"log2", Bound::None}}, {"log10", {"log10", Bound::None}}, {"exp2", {"exp2", Bound::None}},
+      {"div", {"div", Bound::None}}, {"remainder", {"remainder", Bound::None}}, {"fmod", {"fmod", Bound::None}},
+      {"floor_divide", {"floor_divide", Bound::None}},
+      // Values a call's arguments give: exact.
+      {"zeros", {"zeros", Bound::None}}, {"ones", {"ones", Bound::None}}, {"full", {"full", Bound::None}},
+      {"new_zeros", {"new_zeros", Bound::None}}, {"new_ones", {"new_ones", Bound::None}}, {"new_full", {"new_full", Bound::None}},
+      {"fill", {"fill", Bound::None}}, {"zero", {"zeros_like", Bound::None}}, {"copy", {"copy", Bound::None}},
       // Sums of K terms.
       {"linear", {"linear", Bound::Sum}}, {"matmul", {"matmul", Bound::Sum}}, {"mm", {"mm", Bound::Sum}},
       {"bmm", {"bmm", Bound::Sum}}, {"addmm", {"addmm", Bound::Sum}}, {"baddbmm", {"baddbmm", Bound::Sum}},

@@ -192,6 +192,10 @@ class Recorder:
         if failed:
             self.failed = True  # no manifest: the folder stays an incomplete dump
             return
+        if self.call < 0:
+            import sys
+            print(f"parity_torch: {self.folder.path}: the model given to dump() ran no forward call inside the block, "
+                  "so nothing is recorded yet (is the model called another object?)", file=sys.stderr)
         if self.call >= max(self.selected) if finish is None else finish:
             self.finish()
 

@@ -12,7 +12,7 @@ import tempfile
 
 # Exit codes 0..2 are verdicts (README, "parity compare A B"); 3 and up mean parity could not judge.
 VERDICTS = {0: "pass", 1: "failures", 2: "structural failures"}
-COUNTS = ("passed", "explained", "failed", "structural", "mistrusted", "unchecked")
+COUNTS = ("passed", "explained", "failed", "structural", "propagated", "mistrusted", "unchecked")
 
 
 class ParityError(RuntimeError):
@@ -37,7 +37,7 @@ class Report:
     rows       one dict per layer, as in the JSON's "layers" (name, op, state, origin, defective,
                propagated_from, reason, note, outputs ...)
     states     {layer name: state}: PASSED, FAILED, UNCHECKED or MISTRUSTED
-    counts     {"passed", "explained", "failed", "structural", "mistrusted", "unchecked"}
+    counts     {"passed", "explained", "failed", "structural", "propagated", "mistrusted", "unchecked"}
     summary    the summary line parity prints last
     origin     the origin's row (a dict), or None
     origins    the names of every origin, the first one first

@@ -29,7 +29,8 @@ def to_numpy(t, cast=None):
         t = t.to(_WIDENED[t.dtype])
     if t.is_cuda:
         torch.cuda.synchronize(t.device)  # the values of every launched kernel, not a stale buffer
-    return np.ascontiguousarray(t.cpu().numpy())
+    a = t.cpu().numpy()
+    return np.ascontiguousarray(a).reshape(a.shape)  # ascontiguousarray makes a 0-d array 1-d: keep its shape
 
 
 class DumpFolder:

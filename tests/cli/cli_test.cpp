@@ -64,6 +64,8 @@ TEST(Cli, SlipsAreNamedPlainly) {
   const std::string npy = tmp.file("x.npy"), folder = tmp.file("folder"), text = tmp.file("notes.txt");
   write_npy(npy, Tensor(DType::Float32, Shape({2})));
   std::filesystem::create_directories(folder);
+  std::filesystem::create_directories(tmp.file("killed"));  // a dump whose run was killed: files, no manifest
+  write_npy(tmp.file("killed/0000.model.0.conv.x.npy"), Tensor(DType::Float32, Shape({2})));
   test::write_bytes(text, "hello\n");
   struct Slip {
     std::vector<std::string> args;
@@ -75,6 +77,7 @@ TEST(Cli, SlipsAreNamedPlainly) {
            {{"replay", npy}, "x.npy: a .npy tensor, not a case file"},
            {{"replay", folder}, "folder: a folder, not a case file"},
            {{"replay", tmp.file("nosuch.cases")}, "nosuch.cases: no such case file"},
+           {{"replay", "--case", "silu x=2 name=model.0.act", "--inputs", tmp.file("killed")}, "killed: no manifest.json: an incomplete dump"},
            {{"compare", folder, folder, "--tops", "3"}, "(did you mean --top?)"},
            {{"replay", "--case", "silu x=3", "--bakend", "ref"}, "(did you mean --backend?)"},
            {{"run", "yolov5n", "--img", "64", "--backend", "faulty:bias:9999", "--dump", tmp.file("dump")},

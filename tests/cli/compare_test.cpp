@@ -35,7 +35,7 @@ TEST_F(CompareCli, CorrectKernelPassesWithReports) {
                              "--html", dir_->file("r.html")});
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("157 layers: 157 passed ("), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("0 failed (0 structural), 0 mistrusted, 0 unchecked"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 failed (0 structural), 0 propagated, 0 mistrusted, 0 unchecked"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(test::read_text(dir_->file("r.json")));
   EXPECT_EQ(j["layers"].size(), 157u);
   EXPECT_TRUE(j["origin"].is_null());
@@ -58,23 +58,27 @@ TEST_F(CompareCli, CorrectKernelPassesWithReports) {
   EXPECT_EQ(run_parity({"bisect", dump("ref"), dump("aten")}).exit_code, 0);
 }
 
-// Dumps of another image size share no call, and dumps of another model are not comparable:
-// one line saying so, exit 2, not a row per layer.
+// Dumps of another image size or batch, and dumps of another model, are not comparable: one
+// line on stderr saying so, exit 2, not a row per layer.
 TEST_F(CompareCli, DumpsOfOtherModelsOrShapesSayItInOneLine) {
-  const std::string other_img = dir_->file("d-ref-160"), other_model = dir_->file("d-ref-s");
+  const std::string other_img = dir_->file("d-ref-160"), other_batch = dir_->file("d-ref-b2"), other_model = dir_->file("d-ref-s");
   ASSERT_EQ(run_parity({"run", "yolov5n", "--img", "160", "--dump", other_img}).exit_code, 0);
+  ASSERT_EQ(run_parity({"run", "yolov5n", "--img", "192", "--batch", "2", "--dump", other_batch}).exit_code, 0);
   ASSERT_EQ(run_parity({"run", "yolov5s", "--img", "192", "--dump", other_model}).exit_code, 0);
   for (const char* cmd : {"compare", "bisect"}) {
-    auto r = run_parity({cmd, dump("ref"), other_img});
+    for (const auto& [other, says] : {std::pair<std::string, std::string>{other_img, "A ran yolov5n img 192, B img 160: the runs do not match"},
+                                      {other_batch, "A ran yolov5n batch 1, B batch 2: the runs do not match"}}) {
+      const auto r = run_parity({cmd, dump("ref"), other});
+      EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.out << r.err;
+      EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+      EXPECT_NE(r.err.find(says), std::string::npos) << cmd << ": " << r.err;
+      EXPECT_TRUE(r.out.empty()) << cmd << ": " << r.out;
+    }
+    const auto r = run_parity({cmd, dump("ref"), other_model});
     EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.out;
-    EXPECT_NE(r.out.find("A is yolov5n on ref, B is yolov5n on ref: 0 of 157 layers in A run the same call in B"), std::string::npos)
-        << cmd << ": " << r.out;
-    EXPECT_NE(r.out.find("x=1x3x192x192"), std::string::npos) << r.out;  // the first calls, side by side
-    EXPECT_EQ(r.out.find("ran another call"), std::string::npos) << cmd << ": " << r.out;
-    r = run_parity({cmd, dump("ref"), other_model});
-    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.out;
-    EXPECT_NE(r.out.find("A is yolov5n on ref, B is yolov5s on ref: different models, "), std::string::npos) << cmd << ": " << r.out;
-    EXPECT_EQ(r.out.find("propagated from"), std::string::npos) << cmd << ": " << r.out;
+    EXPECT_NE(r.err.find("A is yolov5n on ref, B is yolov5s on ref: different models, "), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("x=1x3x192x192"), std::string::npos) << r.err;  // the first calls, side by side
+    EXPECT_EQ(r.out.find("propagated"), std::string::npos) << cmd << ": " << r.out;
   }
   // Dumps of one model and shape get the usual table.
   EXPECT_EQ(run_parity({"compare", dump("ref"), dump("aten")}).out.find("nothing to compare"), std::string::npos);
@@ -130,7 +134,7 @@ TEST_F(CompareCli, HtmlReportLinksRowsAndOrigin) {
     // Fewer candidates reach nms: the argsort's output is shorter on B.
     const std::string sort = html_row_of_layer(html, "nms.0.sort");
     EXPECT_NE(sort.find("class='tag struct'"), std::string::npos) << sort;
-    EXPECT_NE(plot_layer_of_row(html, sort).find("class='pt struct s-failed'"), std::string::npos) << plot_layer_of_row(html, sort);
+    EXPECT_NE(plot_layer_of_row(html, sort).find("class='pt struct s-propagated'"), std::string::npos) << plot_layer_of_row(html, sort);
   }
 }
 
@@ -388,7 +392,7 @@ std::vector<std::string> table_rows(const std::string& out) {
       in_table = true;
     } else if (line.find(" layers: ") != std::string::npos) {
       in_table = false;
-    } else if (in_table && !line.empty() && line[0] != ' ') {
+    } else if (in_table && !line.empty() && line[0] != ' ' && line.rfind("PROPAGATED: ", 0) != 0) {  // not the legend
       rows.push_back(line);
     }
   }
@@ -432,6 +436,13 @@ TEST_F(CompareCli, FailedAndTopPickTheRowsThatMatter) {
   EXPECT_EQ(r.exit_code, 1) << r.out;
   ASSERT_EQ(table_rows(r.out).size(), 1u) << r.out;
   EXPECT_NE(r.out.find("origin: model.2.m.0.cv1.conv (layer 6, conv2d)"), std::string::npos) << r.out;
+  // Whatever --top ranks higher (post-processing rows whose counts differ are infinitely off),
+  // the origin's row comes first: it is the answer.
+  r = run_parity({"compare", dump("ref"), dump("faulty:bias:4"), "--top", "2"});
+  const auto picked = table_rows(r.out);
+  ASSERT_EQ(picked.size(), 2u) << r.out;
+  EXPECT_EQ(picked[0].rfind("FAILED*", 0), 0u) << r.out;
+  EXPECT_NE(picked[0].find("model.2.m.0.cv1.conv"), std::string::npos) << r.out;
   for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
            {"compare", dump("ref"), dump("aten"), "--top", "0"}, {"bisect", dump("ref"), dump("aten"), "--top", "-2"}}) {
     const auto b = run_parity(bad);
@@ -533,7 +544,12 @@ TEST(GoldenCli, DefectNamedAndUpdateReproducible) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* pack : {"conv2d", "silu", "cat", "nonzero", "index", "nms", "yolov5n_128"}) {
     EXPECT_NE(r.out.find(std::string(pack) + ": 0 of "), std::string::npos) << pack << "\n" << r.out;
+    // Nothing moved: the pack's files are the checked-in ones, byte for byte (no rewrite to review).
+    EXPECT_EQ(test::read_text(dir.file("golden/" + std::string(pack) + "/manifest.json")),
+              test::read_text(golden + "/" + std::string(pack) + "/manifest.json"))
+        << pack;
   }
+  EXPECT_NE(r.out.find("7 unchanged packs kept as they are"), std::string::npos) << r.out;
   EXPECT_EQ(run_parity({"golden", "check", "--root", dir.file("nowhere")}).exit_code, 3);
   // Without --root, from a folder without packs (the build tree's, whose golden/ holds the
   // library's objects), the source tree's packs.

@@ -168,6 +168,15 @@ TEST(Cases, GenerateImportAndCheck) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("silu x=2x3 name=trace.0.silu"), std::string::npos) << r.out;
   EXPECT_EQ(run_parity({"cases", "import", dir.file("absent.json")}).exit_code, 3);
+  // A trace recorded without shapes gives no case: an error saying so, and no case file written.
+  test::write_bytes(dir.file("noshapes.json"),
+                    "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::silu\", \"tid\": 1, \"ts\": 1, "
+                    "\"dur\": 1, \"args\": {}}]}");
+  r = run_parity({"cases", "import", dir.file("noshapes.json"), "-o", dir.file("n.cases")});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(test::lines_of(r.err).size(), 1u) << r.err;
+  EXPECT_NE(r.err.find("record_shapes=True"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("n.cases")));
 }
 
 // Issue 19: a user's backend from a plugin (tests/kernels/example_backend_plugin.cpp: `example`,

@@ -65,7 +65,7 @@ CompareResult sample_result() {
   r.layers.push_back(origin);
   LayerReport sort = layer("nms.0.sort", "argsort", State::Failed, {index_output(10, 50, 37)});
   sort.propagated_from = "model.1.conv";
-  sort.reason = "explained by its inputs: out0: 10 of 50 elements differ";
+  sort.reason = "each side matches the judge on its own inputs: out0: 10 of 50 elements differ";
   r.layers.push_back(sort);
   LayerReport missing = layer("nms.0.output", "index", State::Failed, {});
   missing.structural = true;
@@ -73,7 +73,7 @@ CompareResult sample_result() {
   r.layers.push_back(missing);
   LayerReport explained = layer("model.2.cv1.conv", "conv2d", State::Passed, {float_output(3e-4, 2e-5, 3)});
   explained.explained = true;
-  explained.reason = "explained by its inputs (each side is the judge's on its own inputs): out0: A < B";
+  explained.reason = "each side matches the judge on its own inputs: out0: A < B";
   r.layers.push_back(explained);
   LayerReport second = layer("model.3.conv", "conv2d", State::Failed, {float_output(0.1, 1e-5, 7)});
   second.origin = true;
@@ -214,7 +214,7 @@ TEST(HtmlReport, IntOutputsInTheirOwnLaneAndTagged) {
   const std::string sort = plot_layer(html, 3);
   // A diamond below the zero baseline, not a dot on the float scale: its max abs (37) is a
   // difference of indices.
-  EXPECT_NE(sort.find("class='pt exact s-failed'"), std::string::npos) << sort;
+  EXPECT_NE(sort.find("class='pt exact s-propagated'"), std::string::npos) << sort;
   EXPECT_EQ(sort.find("pt float"), std::string::npos) << sort;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(sort, m, std::regex("d='M[0-9.]+,[0-9.]+L[0-9.]+,([0-9.]+)L"))) << sort;
@@ -263,10 +263,11 @@ TEST(HtmlReport, StructuralRowsOnThePlot) {
 TEST(HtmlReport, NotesFilledAndEscaped) {
   const CompareResult r = sample_result();
   const std::string html = html_of(r);
-  EXPECT_NE(table_row(html, 5).find("explained by its inputs (each side is the judge&#39;s on its own inputs): out0: A &lt; B"),
-            std::string::npos)
+  EXPECT_NE(table_row(html, 5).find("each side matches the judge on its own inputs: out0: A &lt; B"), std::string::npos)
       << table_row(html, 5);
-  EXPECT_NE(table_row(html, 3).find("propagated from model.1.conv: explained by its inputs"), std::string::npos) << table_row(html, 3);
+  // A propagated row names its origin and what differs; what PROPAGATED means is said once.
+  EXPECT_NE(table_row(html, 3).find("PROPAGATED"), std::string::npos) << table_row(html, 3);
+  EXPECT_NE(table_row(html, 3).find("from model.1.conv: out0: 10 of 50 elements differ"), std::string::npos) << table_row(html, 3);
   EXPECT_EQ(html.find("A < B"), std::string::npos);
   // Explained passes are drawn hollow, apart from plain passes.
   EXPECT_NE(plot_layer(html, 5).find("s-passed explained"), std::string::npos) << plot_layer(html, 5);

@@ -51,10 +51,10 @@ def origin_of(report):
     return report["origin"]
 
 
-def tampered(dump, layer, delta=0.05, under=None):
+def tampered(dump, layer, delta=0.05, under=None, relative=False):
     """A copy of `dump` (in folder `under`, else the system's) whose `layer` wrote one element of its
-    output off by `delta`, as a defective kernel would: the file changed, its recorded hashes
-    dropped (they are optional)."""
+    output off by `delta` (times the element, when `relative`), as a defective kernel would: the
+    file changed, its recorded hashes dropped (they are optional)."""
     import shutil
     dst = tempfile.mkdtemp(prefix="tampered.", dir=under)
     shutil.rmtree(dst)
@@ -64,7 +64,7 @@ def tampered(dump, layer, delta=0.05, under=None):
         manifest = json.load(f)
     out = next(l for l in manifest["layers"] if l["name"] == layer)["outputs"][0]["file"]
     values = np.load(os.path.join(dst, out))
-    values.reshape(-1)[values.size // 3] += delta
+    values.reshape(-1)[values.size // 3] += delta * (values.reshape(-1)[values.size // 3] if relative else 1)
     np.save(os.path.join(dst, out), values)
     for l in manifest["layers"]:
         for t in l.get("inputs", []) + l["outputs"]:
@@ -737,6 +737,116 @@ class ReadmeSection(unittest.TestCase):
                 r = subprocess.run(line, shell=True, cwd=tmp, env=env, capture_output=True, text=True)
                 expected = 1 if " bisect " in f" {line} " and "bumped" in line else 0
                 self.assertEqual(r.returncode, expected, line + "\n" + r.stdout + r.stderr)
+
+
+class IllConditioned(torch.nn.Module):
+    """Calls whose float64 result moves far more than float32's tolerance when its inputs are
+    rounded to float32 (as a float64 run's dump, written in float32, records them): box decoding's
+    cancelling x - y, exp of large arguments, batch_norm of values near a large running mean."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm2d(4).eval()
+        self.bn.running_mean.fill_(300.0)
+
+    def forward(self, ctr, half, x, near_mean):
+        return ctr - half, torch.exp(x), self.bn(near_mean)
+
+
+class PerClassNms(torch.nn.Module):  # torchvision's per-class loop (batched_nms on the CPU)
+    def forward(self, boxes, p, q, labels):
+        from torchvision.ops.boxes import _batched_nms_vanilla
+        return _batched_nms_vanilla(boxes, p + q, labels, 0.5)
+
+
+class Bookkeeping(torch.nn.Module):  # what detection code does between layers
+    def forward(self, x, labels):
+        a = x.new_full((4, 3), 2.0)
+        b = torch.zeros(4, 3, dtype=x.dtype).fill_(0.5)
+        c = torch.empty(4, 3, dtype=x.dtype).copy_(x[:4, :3] * 3)
+        return a + b + c, torch.div(labels, 2, rounding_mode="floor"), torch.log2(x.abs() + 1), torch.remainder(labels, 3)
+
+
+class DetectionCode(unittest.TestCase):
+    """What torchvision's detection models do that a backbone does not, float32 against float64
+    (written float32), both correct: no false origin and nothing structural, and a defect still
+    named on its side."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def dumps(self, name, model, *inputs):
+        paths = []
+        for dtype in (torch.float32, torch.float64):
+            path = os.path.join(self.tmp.name, f"{name}-{dtype}".replace("torch.", ""))
+            model.to(dtype)
+            args = [t.to(dtype) if t.is_floating_point() else t for t in inputs]
+            with torch.no_grad(), parity_torch.dump(path, model, dtype=torch.float32):
+                model(*args)
+            paths.append(path)
+        return paths
+
+    def test_ill_conditioned_calls_are_judged_with_their_inputs_rounding(self):
+        torch.manual_seed(0)
+        ctr = torch.rand(1000, dtype=torch.float64) * 300 + 10
+        half = ctr - torch.rand(1000, dtype=torch.float64)  # left edges near 0: x - y cancels
+        a, b = self.dumps("ill", IllConditioned(), ctr, half, torch.rand(1, 4, 8, 8, dtype=torch.float64) * 60 + 20,
+                          torch.rand(1, 4, 8, 8, dtype=torch.float64) * 2 + 299)
+        for x, y in ((a, b), (b, a)):
+            code, out, report = compare_json(x, y)
+            self.assertEqual(code, 0, out)
+            self.assertEqual(report["origin"], None, out)
+        for layer in ("sub", "exp", "bn"):  # one element off by 1%
+            for x, y, side in ((a, tampered(b, layer, 0.01, self.tmp.name, True), "B"), (tampered(a, layer, 0.01, self.tmp.name, True), b, "A")):
+                code, out, report = compare_json(x, y)
+                self.assertEqual(code, 1, out)
+                origin = next(l for l in report["layers"] if l["origin"])
+                self.assertEqual((origin["name"], origin["defective"]), (layer, side), out)
+
+    def test_factories_fills_copies_and_integer_arithmetic_are_checked_again(self):
+        a, b = self.dumps("bookkeeping", Bookkeeping(), torch.rand(8, 5, dtype=torch.float64) * 10, torch.arange(12))
+        code, out, _ = compare_json(a, b)
+        self.assertEqual(code, 0, out)
+        for layer in ("new_full", "zeros", "fill", "copy", "div", "log2", "remainder"):
+            code, out, report = compare_json(a, tampered(b, layer, 1, self.tmp.name))
+            self.assertEqual(code, 1, out)
+            self.assertEqual((report["origin"], next(l for l in report["layers"] if l["origin"])["defective"]), (layer, "B"), out)
+
+    def test_a_per_class_loop_pairs_each_iteration_with_its_twin(self):
+        """Each class's boxes tie in float32 and not in float64, so classes keep another (valid)
+        number of boxes on each side: the loop's calls have other shapes, iteration by iteration."""
+        rows, p, q = [], [], []
+        for k in range(8):
+            a_, b_, c_ = [30. * k, 0., 10. + 30 * k, 10.], [2. + 30 * k, 0., 12. + 30 * k, 10.], [4. + 30 * k, 0., 14. + 30 * k, 10.]
+            if k % 2 == 0:
+                rows += [b_, a_, c_]; p += [0.3, 0.1, -1.0]; q += [0.0, 0.2, 0.0]  # noqa: E702
+            else:
+                rows += [a_, b_, c_]; p += [0.1, 0.3000000001, -1.0]; q += [0.2, 0.0, 0.0]  # noqa: E702
+        a, b = self.dumps("loop", PerClassNms(), torch.tensor(rows, dtype=torch.float64), torch.tensor(p, dtype=torch.float64),
+                          torch.tensor(q, dtype=torch.float64), torch.arange(8).repeat_interleave(3))
+        for x, y in ((a, b), (b, a)):
+            code, out, report = compare_json(x, y)
+            self.assertIn(code, (0, 1), out)  # torch.sort's tie order is not checked again: UNCHECKED at most
+            self.assertEqual((report["failed"], report["structural"], report["origin"]), (0, 0, None), out)
+
+    def test_a_zero_dim_result_and_uninitialised_memory(self):
+        class Scalars(torch.nn.Module):
+            def forward(self, x):
+                buffer = torch.empty(x.shape[0], dtype=x.dtype).fill_(2.0)  # as torchvision's anchor generator
+                return x * x.sum().exp() + buffer  # x.sum() is 0-d: written with its shape, []
+        a, b = self.dumps("scalars", Scalars(), torch.rand(4, dtype=torch.float64))
+        code, out, report = compare_json(a, b)
+        self.assertEqual(code, 0, out)
+        # What the memory held is the allocator's: one side's garbage far from the other's.
+        code, out, report = compare_json(a, tampered(b, "empty", 1e30, self.tmp.name))
+        self.assertEqual(code, 0, out)
+        empty = next(l for l in report["layers"] if l["op"] == "torch.empty")
+        self.assertIn("uninitialised memory", empty["reason"], out)
 
 
 VAL_PY = """

@@ -132,7 +132,7 @@ class Verdicts(Dumps):
             self.assertEqual((report.origin["name"], report.origin["op"], report.origin["defective"]),
                              ("body", "conv2d", "B"), report)
             self.assertEqual(report.states["stem"], "PASSED")
-            self.assertEqual(report.states["head"], "FAILED")  # propagated from body
+            self.assertEqual(report.states["head"], "PROPAGATED")  # from body
             self.assertSameVerdict(report, command.__name__, self.fp32, self.bumped)
             text = str(report)
             self.assertIn(report.summary, text)
@@ -193,7 +193,7 @@ class Options(Dumps):
     def test_a_bad_value_raises_with_parity_s_message(self):
         with self.assertRaisesRegex(parity_torch.ParityError, r"--precision: unknown profile 'fp8'"):
             parity_torch.bisect(self.fp32, self.fp64, precision="fp8")
-        with self.assertRaisesRegex(parity_torch.ParityError, r"not a folder"):
+        with self.assertRaisesRegex(parity_torch.ParityError, r"absent: does not exist"):
             parity_torch.compare(self.fp32, os.path.join(self.tmp.name, "absent"))
 
 
