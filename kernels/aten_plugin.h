@@ -37,6 +37,10 @@ using AtenTorchCallFn = TorchCallResult (*)(const std::string& line, const std::
 // rounded once): twice the sum over inputs of |f(that input one ulp up) - f|, float64; undefined
 // for an output that is not float.
 using AtenTorchCallRoundingFn = std::vector<Tensor> (*)(const std::string& line, const std::vector<Tensor>& inputs);
+// For a recorded sort or topk whose indices differ from the judge's: "" when the side's indices
+// pick, from its own input, exactly the values it returned (another order of ties, as correct),
+// else why not; throws parity::Error for a call that is not a sort or topk.
+using AtenTiedIndicesFn = std::string (*)(const std::string& line, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
 // What the plugin says about its implementation of an op (empty: nothing), for Backend::note.
 using AtenNoteFn = const char* (*)(const char* op);
 

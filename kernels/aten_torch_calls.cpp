@@ -299,6 +299,12 @@ extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> pa
   return out;
 }
 
+extern "C" __attribute__((visibility("default"))) std::string parity_aten_tied_indices(const std::string& line,
+                                                                                      const std::vector<parity::Tensor>& in,
+                                                                                      const std::vector<parity::Tensor>& outputs) {
+  return parity::tied_indices_check(line.substr(0, line.find(' ')), line, in, outputs);
+}
+
 namespace parity {
 namespace {
 

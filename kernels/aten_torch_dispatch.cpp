@@ -61,7 +61,7 @@ const std::map<std::string, Known>& known_calls() {
       {"full_like", {"full_like", Bound::None}}, {"where", {"where", Bound::None}}, {"masked_fill", {"masked_fill", Bound::None}},
       {"gather", {"gather", Bound::None}}, {"index_select", {"index_select", Bound::None}}, {"pad", {"constant_pad_nd", Bound::None}},
       {"max_pool2d", {"max_pool2d", Bound::None}}, {"adaptive_max_pool2d", {"adaptive_max_pool2d", Bound::None}},
-      {"argmax", {"argmax", Bound::None}}, {"argmin", {"argmin", Bound::None}}, {"amax", {"amax", Bound::None}},
+      {"sort", {"sort", Bound::None}}, {"topk", {"topk", Bound::None}}, {"argmax", {"argmax", Bound::None}}, {"argmin", {"argmin", Bound::None}}, {"amax", {"amax", Bound::None}},
       {"amin", {"amin", Bound::None}}, {"max", {"max", Bound::None}}, {"min", {"min", Bound::None}},
       {"maximum", {"maximum", Bound::None}}, {"minimum", {"minimum", Bound::None}}, {"clamp", {"clamp", Bound::None}},
       {"clip", {"clamp", Bound::None}}, {"clamp_min", {"clamp_min", Bound::None}}, {"clamp_max", {"clamp_max", Bound::None}},
@@ -516,6 +516,41 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
       r.outputs.push_back(from_aten(y.contiguous()));
     }
     return r;
+  });
+}
+
+std::string tied_indices_check(const std::string& op, const std::string& line, const std::vector<Tensor>& in,
+                               const std::vector<Tensor>& outputs) {
+  const std::string name = python_name(op);
+  if (name != "sort" && name != "topk") throw Error(op + " is not a sort or topk");
+  const Args args = read_line(line, in.size());
+  // sort(input, dim=-1, descending=False), topk(input, k, dim=-1, largest=True, sorted=True)
+  const size_t dim_at = name == "sort" ? 1 : 2;
+  std::string dim = "-1";
+  if (const auto it = args.keywords.find("dim"); it != args.keywords.end()) {
+    dim = it->second.text;
+  } else if (args.positional.size() > dim_at) {
+    dim = args.positional[dim_at].text;
+  }
+  if (!integral_text(dim) || in.empty() || outputs.size() != 2) throw Error(op + ": its dim or outputs are not recorded in full");
+  return aten_call(op.c_str(), [&] {
+    const at::Tensor x = to_aten(in[0]), values = to_aten(outputs[0]), indices = to_aten(outputs[1]);
+    if (indices.scalar_type() != at::kLong || indices.sizes() != values.sizes()) return std::string("its indices are not int64 of its values' shape");
+    const int64_t d = std::stoll(dim);
+    const int64_t size = x.size(d);
+    if (indices.numel() > 0 && (indices.min().item<int64_t>() < 0 || indices.max().item<int64_t>() >= size)) {
+      return std::string("an index is out of range");
+    }
+    const at::Tensor picked = x.gather(d, indices);
+    if (!picked.to(values.scalar_type()).equal(values)) return std::string("its indices do not pick the values it returned");
+    // Each element once: a repeated index picks a tied value twice and leaves another out.
+    if (indices.size(d) > 1) {
+      const at::Tensor ordered = std::get<0>(indices.sort(d));
+      if (!(ordered.narrow(d, 1, ordered.size(d) - 1) - ordered.narrow(d, 0, ordered.size(d) - 1)).ne(0).all().item<bool>()) {
+        return std::string("an index appears twice");
+      }
+    }
+    return std::string();
   });
 }
 

@@ -15,4 +15,9 @@ namespace parity {
 // bound parity can state, a random one, an argument the line does not give in full.
 TorchCallResult dispatch_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in);
 
+// sort and topk: "" when `outputs` (values, indices) are consistent, the indices picking exactly
+// those values from the call's input along its dim; else why not. Throws for another call.
+std::string tied_indices_check(const std::string& op, const std::string& line, const std::vector<Tensor>& in,
+                               const std::vector<Tensor>& outputs);
+
 }  // namespace parity

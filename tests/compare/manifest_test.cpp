@@ -509,6 +509,31 @@ TEST(Manifest, AtenOperatorsAreRunAgainWithTheirBounds) {
     EXPECT_EQ(r.layers[0].state, State::Failed) << c.line << ": " << r.layers[0].reason;
     EXPECT_EQ(r.layers[0].defective, Sides::B) << c.line << ": " << r.layers[0].reason;
   }
+  // sort: B orders the tied 2s otherwise than the judge, as correctly; C picks one 2 twice.
+  const Tensor unsorted = floats({1, 2, 2, 3}, {4}), sorted = floats({3, 2, 2, 1}, {4});
+  auto indices = [](std::vector<int64_t> i) {
+    Tensor t(DType::Int64, Shape({4}));
+    for (size_t k = 0; k < 4; ++k) t.mutable_data<int64_t>()[k] = i[k];
+    return t;
+  };
+  const auto sort_dump = [&](const Tensor& idx) {
+    const std::string dir = tmp.file("sort" + std::to_string(n++));
+    std::filesystem::create_directories(dir);
+    write_npy(dir + "/x.npy", unsorted);
+    write_npy(dir + "/v.npy", sorted);
+    write_npy(dir + "/i.npy", idx);
+    test::write_bytes(dir + "/manifest.json", json::parse(R"({"format": "parity-dump", "version": 1, "layers": [
+      {"name": "sort", "op": "torch.Tensor.sort", "params": "torch.Tensor.sort in0=4 descending=True",
+       "inputs": [{"role": "in0", "file": "x.npy"}], "outputs": [{"file": "v.npy"}, {"file": "i.npy"}]}]})").dump());
+    return read_dump(dir);
+  };
+  const Dump judge_order = sort_dump(indices({3, 1, 2, 0})), ties_swapped = sort_dump(indices({3, 2, 1, 0})), twice = sort_dump(indices({3, 1, 1, 0}));
+  EXPECT_EQ(compare_dumps(judge_order, ties_swapped, CompareOptions{}).layers.at(0).state, State::Passed);
+  const CompareResult repeated = compare_dumps(judge_order, twice, CompareOptions{});
+  EXPECT_EQ(repeated.layers.at(0).state, State::Failed) << repeated.layers[0].reason;
+  EXPECT_EQ(repeated.layers[0].defective, Sides::B) << repeated.layers[0].reason;
+  EXPECT_NE(repeated.layers[0].reason.find("an index appears twice"), std::string::npos) << repeated.layers[0].reason;
+
   const CompareResult refused =
       compare_dumps(dump_of("torch.cumsum in0=3x4 arg1=1", {{"in0", m}}, m), dump_of("torch.cumsum in0=3x4 arg1=1", {{"in0", m}}, got), CompareOptions{});
   EXPECT_NE(refused.layers[0].reason.find("no error bound for it is known here"), std::string::npos) << refused.layers[0].reason;

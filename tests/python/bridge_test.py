@@ -764,7 +764,9 @@ class Bookkeeping(torch.nn.Module):  # what detection code does between layers
         a = x.new_full((4, 3), 2.0)
         b = torch.zeros(4, 3, dtype=x.dtype).fill_(0.5)
         c = torch.empty(4, 3, dtype=x.dtype).copy_(x[:4, :3] * 3)
-        return a + b + c, torch.div(labels, 2, rounding_mode="floor"), torch.log2(x.abs() + 1), torch.remainder(labels, 3)
+        scores = (x.flatten() * 2).floor() / 2  # many ties: any order of them is as right
+        return (a + b + c, torch.div(labels, 2, rounding_mode="floor"), torch.log2(x.abs() + 1), torch.remainder(labels, 3),
+                scores.topk(10), scores.sort(descending=True))
 
 
 class DetectionCode(unittest.TestCase):
@@ -812,7 +814,7 @@ class DetectionCode(unittest.TestCase):
         a, b = self.dumps("bookkeeping", Bookkeeping(), torch.rand(8, 5, dtype=torch.float64) * 10, torch.arange(12))
         code, out, _ = compare_json(a, b)
         self.assertEqual(code, 0, out)
-        for layer in ("new_full", "zeros", "fill", "copy", "div", "log2", "remainder"):
+        for layer in ("new_full", "zeros", "fill", "copy", "div", "log2", "remainder", "topk", "sort"):
             code, out, report = compare_json(a, tampered(b, layer, 1, self.tmp.name))
             self.assertEqual(code, 1, out)
             self.assertEqual((report["origin"], next(l for l in report["layers"] if l["origin"])["defective"]), (layer, "B"), out)
