@@ -41,7 +41,11 @@ void print_timing(const CompareResult& r, double read_s) {
   int64_t layers = 0;
   for (const auto& [op, c] : t.local_by_op) layers += c.layers;
   fmt::print(stderr, "  local checks               {:8.3f} s wall, {} layers\n", t.local_s, layers);
-  for (const auto& [op, c] : t.local_by_op) fmt::print(stderr, "    {:<24} {:8.3f} s thread time, {} layers\n", op, c.thread_s, c.layers);
+  size_t width = 24;  // the op column as wide as its longest name (torch.nn.functional.batch_norm)
+  for (const auto& [op, c] : t.local_by_op) width = std::max(width, op.size());
+  for (const auto& [op, c] : t.local_by_op) {
+    fmt::print(stderr, "    {:<{}} {:8.3f} s thread time, {} layers\n", op, width, c.thread_s, c.layers);
+  }
 }
 
 ReportHeader header_of(const Options& o, const Dump& a, const Dump& b, const std::string& precision) {
