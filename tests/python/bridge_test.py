@@ -640,6 +640,46 @@ class AutoPrecision(unittest.TestCase):
             self.assertEqual((origin["name"], origin["defective"]), ("2", side), out)
 
 
+class CpuBackends(unittest.TestCase):
+    """One model on the CPU two ways PyTorch users switch between: oneDNN (mkldnn) convolutions on
+    and off, and channels_last memory against contiguous. Both correct: no failure, nothing
+    structural; a defect on either side named there."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        torch.manual_seed(0)
+        cls.model = torchvision.models.resnet18().eval()
+        cls.x = torch.randn(1, 3, 64, 64)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def dump(self, name, mkldnn=True, channels_last=False):
+        path = os.path.join(self.tmp.name, name)
+        fmt = torch.channels_last if channels_last else torch.contiguous_format
+        model, x = self.model.to(memory_format=fmt), self.x.to(memory_format=fmt)
+        with torch.no_grad(), torch.backends.mkldnn.flags(enabled=mkldnn), parity_torch.dump(path, model):
+            model(x)
+        self.model.to(memory_format=torch.contiguous_format)
+        return path
+
+    def test_mkldnn_off_and_channels_last_pass_and_name_a_defect(self):
+        plain = self.dump("plain")
+        for other in (self.dump("no-mkldnn", mkldnn=False), self.dump("channels-last", channels_last=True)):
+            for a, b in ((plain, other), (other, plain)):
+                code, out, report = compare_json(a, b)
+                self.assertEqual(code, 0, out)
+                self.assertEqual((report["failed"], report["structural"]), (0, 0), out)
+            for a, b, side in ((plain, tampered(other, "layer2.0.bn2", 0.05, self.tmp.name), "B"),
+                               (tampered(plain, "layer2.0.bn2", 0.05, self.tmp.name), other, "A")):
+                code, out, report = compare_json(a, b)
+                self.assertEqual(code, 1, out)
+                origin = next(l for l in report["layers"] if l["origin"])
+                self.assertEqual((origin["name"], origin["defective"]), ("layer2.0.bn2", side), out)
+
+
 class Attention(torch.nn.Module):  # timm's ViT attention, written out: qkv, q @ k^T, softmax, @ v
     def __init__(self, dim, heads):
         super().__init__()
