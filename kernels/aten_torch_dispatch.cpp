@@ -22,10 +22,6 @@
 #include "core/error.h"
 #include "kernels/aten_util.h"
 
-// GCC 12 warns that a copied at::indexing::TensorIndex may carry uninitialised members: a false
-// positive in LibTorch's header (each constructor sets the members its kind reads).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 namespace parity {
 namespace {
 
@@ -367,23 +363,26 @@ at::Tensor layer_norm_sums(const Args& args, const std::vector<at::Tensor>& t, c
 }
 
 // One item of an index as Python's repr gives it (slice(None,4,None), None, Ellipsis, 3, True),
-// or a tensor named where it stood (`in1_0`: the recorded tensors of the key, in order).
-at::indexing::TensorIndex index_item(const std::string& t, const std::vector<at::Tensor>& key_tensors, size_t& next_tensor) {
+// or a tensor named where it stood (`in1_0`: the recorded tensors of the key, in order), made in
+// place at the end of `key`: LibTorch's TensorIndex leaves the members of other kinds
+// uninitialised, so copying or moving one reads them (undefined behaviour UBSan reports).
+void add_index_item(const std::string& t, const std::vector<at::Tensor>& key_tensors, size_t& next_tensor,
+                    std::vector<at::indexing::TensorIndex>& key) {
   using namespace at::indexing;
-  if (t == "None") return TensorIndex(c10::nullopt);
-  if (t == "Ellipsis" || t == "...") return TensorIndex(Ellipsis);
-  if (t == "True" || t == "False") return TensorIndex(t == "True");
-  if (integral_text(t)) return TensorIndex(int64_t(std::stoll(t)));
+  if (t == "None") return void(key.emplace_back(c10::nullopt));
+  if (t == "Ellipsis" || t == "...") return void(key.emplace_back(Ellipsis));
+  if (t == "True" || t == "False") return void(key.emplace_back(t == "True"));
+  if (integral_text(t)) return void(key.emplace_back(int64_t(std::stoll(t))));
   static const std::regex tensor(R"(^in[0-9]+(_[0-9]+)?$)");
   if (std::regex_match(t, tensor)) {
     if (next_tensor >= key_tensors.size()) throw Error("the index names more tensors than were recorded");
-    return TensorIndex(key_tensors[next_tensor++]);
+    return void(key.emplace_back(key_tensors[next_tensor++]));
   }
   static const std::regex slice(R"(^slice\((None|-?[0-9]+),(None|-?[0-9]+),(None|-?[0-9]+)\)$)");
   std::smatch m;
   if (!std::regex_match(t, m, slice)) throw Error("an index item this cannot read: " + t);
   const auto bound = [](const std::string& v) { return v == "None" ? c10::optional<int64_t>() : c10::optional<int64_t>(std::stoll(v)); };
-  return TensorIndex(Slice(bound(m[1]), bound(m[2]), bound(m[3])));
+  key.emplace_back(Slice(bound(m[1]), bound(m[2]), bound(m[3])));
 }
 
 // A key x[key] as recorded: one item, or a tuple of them "(a,b,...)" (slices hold no commas at
@@ -394,8 +393,8 @@ std::vector<at::indexing::TensorIndex> index_key(const Operand& o, const std::ve
   for (const size_t i : o.tensor_list) key_tensors.push_back(tensors[i]);
   std::string text = o.text;
   if (text.empty()) {
-    if (o.tensor) return {at::indexing::TensorIndex(key_tensors[0])};
-    throw Error("the index is a sequence of tensors whose other items were not recorded");
+    if (!o.tensor) throw Error("the index is a sequence of tensors whose other items were not recorded");
+    text = "in0";  // the one tensor
   }
   std::vector<std::string> items;
   if (text.size() >= 2 && text.front() == '(' && text.back() == ')' && text.rfind("slice(", 0) != 0) {
@@ -416,8 +415,9 @@ std::vector<at::indexing::TensorIndex> index_key(const Operand& o, const std::ve
     items.push_back(text);
   }
   std::vector<at::indexing::TensorIndex> key;
+  key.reserve(items.size());  // never reallocated: no TensorIndex is moved (add_index_item)
   size_t next = 0;
-  for (const std::string& item : items) key.push_back(index_item(item, key_tensors, next));
+  for (const std::string& item : items) add_index_item(item, key_tensors, next, key);
   if (next != key_tensors.size()) throw Error("the index names fewer tensors than were recorded");
   return key;
 }
