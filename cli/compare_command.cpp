@@ -202,7 +202,7 @@ int compare(const Options& o) {
   if (o.timing) print_timing(r, read_s);
   const ReportHeader h = header_of(o, a, b, precision);
   if (const std::string line = not_comparable(a, b); !line.empty()) {
-    fmt::print(stderr, "parity {}: {}\n", "compare", line);
+    fmt::print(stderr, "parity compare: {}\n", line);
     if (!o.json.empty()) write_json(o.json, r, h);
     if (!o.csv.empty()) write_csv(o.csv, r);
     if (!o.html.empty()) write_html(o.html, r, h);
@@ -261,7 +261,7 @@ int bisect(const Options& o) {
   const CompareResult r = compare_dumps(a, b, co);
   if (o.timing) print_timing(r, read_s);
   if (const std::string line = not_comparable(a, b); !line.empty()) {
-    fmt::print(stderr, "parity {}: {}\n", "bisect", line);
+    fmt::print(stderr, "parity bisect: {}\n", line);
     return kStructuralMismatch;
   }
   if (co.judge.precision != Precision::Fp32 && o.precision == "auto") fmt::print("precision {}\n", precision);

@@ -599,11 +599,12 @@ class LayerJudge {
       // Beyond that: is it within what rounding the inputs by one ulp moves the result? A float64
       // run written as float32 recorded its inputs rounded, and a cancelling x - y, or exp of a
       // large x, turns that rounding into more than the output's own tolerance. Asked only here,
-      // for the few outputs beyond tolerance (it runs the call once more per float input).
+      // for an output beyond tolerance (it runs the call once more per float input).
       if (d.state == State::Failed && !d.structural) {
         std::vector<Tensor> moved;
         try {
-          moved = reinterpret_cast<AtenTorchCallRoundingFn>(aten_plugin_symbol("parity_aten_torch_call_rounding"))(s.line, inputs);
+          const auto rounding = reinterpret_cast<AtenTorchCallRoundingFn>(aten_plugin_symbol("parity_aten_torch_call_rounding"));
+          moved = rounding(s.line, inputs, judged->outputs);
         } catch (const Error&) {
         }
         if (k < moved.size() && moved[k].defined() && moved[k].numel() == p.x.numel()) {

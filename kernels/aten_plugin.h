@@ -35,8 +35,9 @@ using AtenTorchCallFn = TorchCallResult (*)(const std::string& line, const std::
 // Per output of the same call, how far its result may move when each float input moves by one
 // unit in the last place (the recorded inputs of a float64 run written as float32 are its own
 // rounded once): twice the sum over inputs of |f(that input one ulp up) - f|, float64; undefined
-// for an output that is not float.
-using AtenTorchCallRoundingFn = std::vector<Tensor> (*)(const std::string& line, const std::vector<Tensor>& inputs);
+// for an output that is not float. `outputs`: what AtenTorchCallFn gave on these inputs.
+using AtenTorchCallRoundingFn = std::vector<Tensor> (*)(const std::string& line, const std::vector<Tensor>& inputs,
+                                                        const std::vector<Tensor>& outputs);
 // For a recorded sort or topk whose indices differ from the judge's: "" when the side's indices
 // pick, from its own input, exactly the values it returned (another order of ties, as correct),
 // else why not; throws parity::Error for a call that is not a sort or topk.

@@ -23,6 +23,15 @@
 #include "kernels/aten_util.h"
 
 namespace parity {
+
+std::optional<double> python_number(const std::string& text) {
+  if (text == "True") return 1.0;
+  if (text == "False") return 0.0;
+  static const std::regex numeric(R"(^-?(inf|nan|[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)$)");
+  if (!std::regex_match(text, numeric)) return std::nullopt;
+  return std::strtod(text.c_str(), nullptr);  // reads inf and nan too
+}
+
 namespace {
 
 // How a correct float32 result may stray from the exact one, beyond a few roundings.
@@ -167,15 +176,9 @@ Args read_line(const std::string& line, size_t tensors) {
   return a;
 }
 
-std::optional<double> number_text(const std::string& t) {
-  if (t == "True") return 1.0;
-  if (t == "False") return 0.0;
-  static const std::regex numeric(R"(^-?(inf|nan|[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)$)");
-  if (!std::regex_match(t, numeric)) return std::nullopt;
-  return std::strtod(t.c_str(), nullptr);
+bool integral_text(const std::string& t) {
+  return python_number(t) && t != "True" && t != "False" && t.find_first_of(".eEn") == std::string::npos;
 }
-
-bool integral_text(const std::string& t) { return number_text(t) && t != "True" && t != "False" && t.find_first_of(".eEn") == std::string::npos; }
 
 // "(1,2)", "[1,2]", "torch.Size([1,2])", "()" or one integer: a list of integers.
 std::optional<std::vector<int64_t>> int_list(const std::string& t) {
@@ -231,14 +234,14 @@ std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, 
       if (!integral_text(o.text)) return std::nullopt;
       return c10::IValue(int64_t(std::stoll(o.text)));
     case K::FloatType: {
-      const auto v = number_text(o.text);
+      const auto v = python_number(o.text);
       return v && o.text != "True" && o.text != "False" ? std::optional<c10::IValue>(c10::IValue(*v)) : std::nullopt;
     }
     case K::BoolType:
       if (o.text != "True" && o.text != "False") return std::nullopt;
       return c10::IValue(o.text == "True");
     case K::NumberType: {
-      const auto v = number_text(o.text);
+      const auto v = python_number(o.text);
       if (!v) return std::nullopt;
       return integral_text(o.text) ? c10::IValue(at::Scalar(int64_t(*v))) : c10::IValue(at::Scalar(*v));
     }
@@ -346,8 +349,8 @@ at::Tensor layer_norm_sums(const Args& args, const std::vector<at::Tensor>& t, c
   std::vector<int64_t> reduce;
   for (int64_t d = x.dim() - dims; d < x.dim(); ++d) reduce.push_back(d);
   double eps = 1e-5;
-  if (args.positional.size() > 4) eps = number_text(args.positional[4].text).value_or(eps);
-  if (const auto it = args.keywords.find("eps"); it != args.keywords.end()) eps = number_text(it->second.text).value_or(eps);
+  if (args.positional.size() > 4) eps = python_number(args.positional[4].text).value_or(eps);
+  if (const auto it = args.keywords.find("eps"); it != args.keywords.end()) eps = python_number(it->second.text).value_or(eps);
   const at::Tensor mean = x.mean(reduce, true), s = ((x - mean).pow(2).mean(reduce, true) + eps).sqrt();
   const at::Tensor z = ((x - mean) / s).abs(), spread = x.abs().mean(reduce, true) / s;
   // weight and bias: positional 2 and 3, or by keyword; tensors in recorded order after x.
@@ -432,7 +435,7 @@ std::vector<at::Tensor> run_index(bool set, const Args& a, const std::vector<at:
   const Operand& v = a.positional[2];
   if (v.tensor) {
     y.index_put_(key, tensors[*v.tensor]);
-  } else if (const auto n = number_text(v.text); n && v.tensor_list.empty()) {
+  } else if (const auto n = python_number(v.text); n && v.tensor_list.empty()) {
     y.index_put_(key, integral_text(v.text) ? at::Scalar(int64_t(*n)) : at::Scalar(*n));
   } else {
     throw Error("the assigned value is not recorded in full");

@@ -1,6 +1,7 @@
 #pragma once
 // Any recorded `torch.<name>` call whose ATen operator LibTorch has, run again in float64 through
 // the dispatcher (aten_torch_dispatch.cpp); for the aten plugin only.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,9 @@
 #include "kernels/aten_plugin.h"
 
 namespace parity {
+
+// A Python number as repr() writes it (2, -0.5, 1e-05, inf, nan, True); nullopt for anything else.
+std::optional<double> python_number(const std::string& text);
 
 // `op` (torch.Tensor.<name>, torch.nn.functional.<name>, torch.<name>) with the recorded line and
 // the call's tensors in recorded order. Throws parity::Error saying why the call is not one this
