@@ -25,6 +25,7 @@ except ImportError as e:
     sys.exit(77)
 
 import parity_torch  # noqa: E402
+from vit_blocks import TransformerBlock  # noqa: E402
 
 PARITY = None
 torch.set_num_threads(2)
@@ -678,30 +679,6 @@ class CpuBackends(unittest.TestCase):
                 self.assertEqual(code, 1, out)
                 origin = next(l for l in report["layers"] if l["origin"])
                 self.assertEqual((origin["name"], origin["defective"]), ("layer2.0.bn2", side), out)
-
-
-class Attention(torch.nn.Module):  # timm's ViT attention, written out: qkv, q @ k^T, softmax, @ v
-    def __init__(self, dim, heads):
-        super().__init__()
-        self.heads, self.scale = heads, (dim // heads) ** -0.5
-        self.qkv, self.proj = torch.nn.Linear(dim, dim * 3), torch.nn.Linear(dim, dim)
-
-    def forward(self, x):
-        B, N, C = x.shape
-        q, k, v = self.qkv(x).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4).unbind(0)
-        attn = ((q @ k.transpose(-2, -1)) * self.scale).softmax(dim=-1)
-        return self.proj((attn @ v).transpose(1, 2).reshape(B, N, C))
-
-
-class TransformerBlock(torch.nn.Module):  # pre-norm: LayerNorm, attention, LayerNorm, Linear-GELU-Linear
-    def __init__(self, dim=192, heads=3):
-        super().__init__()
-        self.norm1, self.attn, self.norm2 = torch.nn.LayerNorm(dim), Attention(dim, heads), torch.nn.LayerNorm(dim)
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(dim, dim * 4), torch.nn.GELU(), torch.nn.Linear(dim * 4, dim))
-
-    def forward(self, x):
-        x = x + self.attn(self.norm1(x))
-        return x + self.mlp(self.norm2(x))
 
 
 class Transformer(unittest.TestCase):
