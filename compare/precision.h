@@ -39,6 +39,10 @@ struct PrecisionProfile {
   const char* name;   // "fp32", as --precision spells it
   int input_bits;     // explicit mantissa bits of conv inputs: 23, 10, 10, 7
   int output_bits;    // of every op's output: 23 (fp32, tf32), 10, 7
+  // The spacing of the smallest outputs: float16's subnormals are 2^-24 apart, so an output near 0
+  // rounds by up to 2^-25 whatever its size (random-weight activations of 1e-8 do). 0 for
+  // float32, TF32 and bfloat16, whose 2^-149 and 2^-133 never matter.
+  double subnormal_spacing;
   double u_in() const;   // 2^-(input_bits + 1)
   double u_out() const;  // 2^-(output_bits + 1)
 };
