@@ -153,7 +153,7 @@ Args read_args(const std::string& line, size_t tensors) {
   return a;
 }
 
-at::Tensor run_binary(Binary b, const at::Tensor& x, const at::Tensor& y, double alpha) {
+at::Tensor run_binary(Binary b, const at::Tensor& x, const at::Tensor& y, const at::Scalar& alpha) {
   switch (b) {
     case Binary::Add: return at::add(x, y, alpha);
     case Binary::Sub: return at::sub(x, y, alpha);
@@ -304,14 +304,14 @@ std::vector<Tensor> arithmetic_call(const std::string& op, const Kind& kind_foun
   const std::optional<Kind> kind = kind_found;
   Args args = read_args(line, in.size());
   if (!args.tensor_keywords.empty()) throw Error(op + " with a tensor passed by keyword");
-  double alpha = 1;
+  at::Scalar alpha(int64_t(1));  // an integral alpha: integer tensors refuse a floating one
   for (const auto& [key, value] : args.keywords) {
     const std::optional<double> a = python_number(value);
     if (key == "inplace" && a && kind->unary) continue;  // F.relu(x, inplace=True): the recorded input is the value before
     if (key != "alpha" || !a || !kind->binary || (*kind->binary != Binary::Add && *kind->binary != Binary::Sub)) {
       throw Error("argument " + key + "=" + value + " of " + op + " is not one this reads");
     }
-    alpha = *a;
+    alpha = integral_text(value) ? at::Scalar(int64_t(*a)) : at::Scalar(*a);
   }
   // F.relu(x, True): the second positional is `inplace`.
   if (kind->unary && op.rfind("torch.nn.functional.", 0) == 0 && args.positional.size() == 2 && args.positional[1].scalar &&

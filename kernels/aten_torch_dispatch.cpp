@@ -32,6 +32,10 @@ std::optional<double> python_number(const std::string& text) {
   return std::strtod(text.c_str(), nullptr);  // reads inf and nan too
 }
 
+bool integral_text(const std::string& t) {
+  return python_number(t) && t != "True" && t != "False" && t.find_first_of(".eEn") == std::string::npos;
+}
+
 namespace {
 
 // How a correct float32 result may stray from the exact one, beyond a few roundings.
@@ -99,6 +103,16 @@ const std::map<std::string, Known>& known_calls() {
       {"layer_norm", {"layer_norm", Bound::LayerNorm}},
   };
   return m;
+}
+
+// x.float(), x.long(), ...: the dtype a cast by name gives (a float-to-float cast is a copy the
+// recorder never makes a layer; an integer-to-float one is a layer).
+std::optional<at::ScalarType> cast_dtype(const std::string& name) {
+  static const std::map<std::string, at::ScalarType> m = {
+      {"float", at::kFloat}, {"double", at::kDouble}, {"half", at::kHalf}, {"bfloat16", at::kBFloat16}, {"long", at::kLong},
+      {"int", at::kInt},     {"short", at::kShort},   {"char", at::kChar}, {"byte", at::kByte},           {"bool", at::kBool}};
+  const auto it = m.find(name);
+  return it == m.end() ? std::nullopt : std::optional<at::ScalarType>(it->second);
 }
 
 // Python's name of a call: "torch.Tensor.__imatmul__" -> "matmul".
@@ -174,10 +188,6 @@ Args read_line(const std::string& line, size_t tensors) {
     a.positional.push_back(by_position[i]);
   }
   return a;
-}
-
-bool integral_text(const std::string& t) {
-  return python_number(t) && t != "True" && t != "False" && t.find_first_of(".eEn") == std::string::npos;
 }
 
 // "(1,2)", "[1,2]", "torch.Size([1,2])", "()" or one integer: a list of integers.
@@ -395,9 +405,11 @@ std::vector<at::indexing::TensorIndex> index_key(const Operand& o, const std::ve
   if (o.tensor) key_tensors.push_back(tensors[*o.tensor]);
   for (const size_t i : o.tensor_list) key_tensors.push_back(tensors[i]);
   std::string text = o.text;
-  if (text.empty()) {
-    if (!o.tensor) throw Error("the index is a sequence of tensors whose other items were not recorded");
-    text = "in0";  // the one tensor
+  if (text.empty() && o.tensor) text = "in0";  // the one tensor
+  if (text.empty()) {  // a tuple of tensors alone (x[rows, cols]), recorded as in1_0, in1_1, ...
+    if (key_tensors.empty()) throw Error("the index was not recorded");
+    for (size_t i = 0; i < key_tensors.size(); ++i) text += (i ? ",in" : "(in") + std::to_string(i);
+    text += ")";
   }
   std::vector<std::string> items;
   if (text.size() >= 2 && text.front() == '(' && text.back() == ')' && text.rfind("slice(", 0) != 0) {
@@ -454,6 +466,15 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
       for (const Tensor& t : in) tensors.push_back(to_aten(t));  // selects and copies: exact in any dtype
       TorchCallResult r;
       for (const at::Tensor& y : run_index(name == "setitem", args, tensors)) r.outputs.push_back(from_aten(y.contiguous()));
+      return r;
+    });
+  }
+  if (const auto dtype = cast_dtype(name)) {
+    const Args args = read_line(line, in.size());
+    if (args.positional.size() != 1 || !args.positional[0].tensor) throw Error("a cast with other arguments");
+    return aten_call(op.c_str(), [&] {
+      TorchCallResult r;
+      r.outputs.push_back(from_aten(to_aten(in.at(*args.positional[0].tensor)).to(*dtype)));  // one rounding at most
       return r;
     });
   }

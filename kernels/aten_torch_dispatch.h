@@ -12,6 +12,8 @@ namespace parity {
 
 // A Python number as repr() writes it (2, -0.5, 1e-05, inf, nan, True); nullopt for anything else.
 std::optional<double> python_number(const std::string& text);
+// A Python int as repr() writes it (2, -3): neither bool, point, exponent, inf nor nan.
+bool integral_text(const std::string& text);
 
 // `op` (torch.Tensor.<name>, torch.nn.functional.<name>, torch.<name>) with the recorded line and
 // the call's tensors in recorded order. Throws parity::Error saying why the call is not one this

@@ -782,8 +782,12 @@ class Bookkeeping(torch.nn.Module):  # what detection code does between layers
         b = torch.zeros(4, 3, dtype=x.dtype).fill_(0.5)
         c = torch.empty(4, 3, dtype=x.dtype).copy_(x[:4, :3] * 3)
         scores = (x.flatten() * 2).floor() / 2  # many ties: any order of them is as right
+        # torchvision's RPN: level offsets added to int64 indices, x[rows, cols] with two index
+        # tensors, and val.py's int64 class ids made float.
+        offset = labels.add(3)
+        picked = x[torch.arange(2)[:, None], torch.remainder(labels[:4], 5)[None]]
         return (a + b + c, torch.div(labels, 2, rounding_mode="floor"), torch.log2(x.abs() + 1), torch.remainder(labels, 3),
-                scores.topk(10), scores.sort(descending=True))
+                scores.topk(10), scores.sort(descending=True), offset, picked, labels.float())
 
 
 class DetectionCode(unittest.TestCase):
@@ -831,7 +835,7 @@ class DetectionCode(unittest.TestCase):
         a, b = self.dumps("bookkeeping", Bookkeeping(), torch.rand(8, 5, dtype=torch.float64) * 10, torch.arange(12))
         code, out, _ = compare_json(a, b)
         self.assertEqual(code, 0, out)
-        for layer in ("new_full", "zeros", "fill", "copy", "div", "log2", "remainder", "topk", "sort"):
+        for layer in ("new_full", "zeros", "fill", "copy", "div", "log2", "remainder", "topk", "sort", "add", "getitem", "float"):
             code, out, report = compare_json(a, tampered(b, layer, 1, self.tmp.name))
             self.assertEqual(code, 1, out)
             self.assertEqual((report["origin"], next(l for l in report["layers"] if l["origin"])["defective"]), (layer, "B"), out)
