@@ -97,6 +97,9 @@ TensorDiff judge_output(const Call& call, size_t k, const std::vector<Tensor>& i
   return accept_if(d, c.valid, c.allowed, c.violation);
 }
 
+std::string output_role(size_t k) { return "out" + std::to_string(k); }
+std::string output_role(const std::vector<std::string>& roles, size_t k) { return k < roles.size() ? roles[k] : output_role(k); }
+
 const char* sides_name(Sides s) {
   switch (s) {
     case Sides::None: return "";
@@ -353,56 +356,66 @@ class LayerJudge {
       v_.differs = true;
       differences_ = "output counts differ: A " + std::to_string(a_.outputs.size()) + ", B " + std::to_string(b_.outputs.size());
     }
-    const Call* call = call_a_.call ? &*call_a_.call : nullptr;
-    const bool dot_products = call && call->traits().dot_products;
     for (size_t k = 0; k < std::min(a_.outputs.size(), b_.outputs.size()); ++k) {
-      OutputVerdict t;
-      t.role = k < a_.roles.size() ? a_.roles[k] : "out" + std::to_string(k);
-      const Tensor &x = a_.outputs[k], &y = b_.outputs[k];
-      const bool streamed = stored(a_, k) && stored(b_, k);
-      if (!streamed && k < a_.hashes.size() && k < b_.hashes.size() && !a_.hashes[k].empty() && a_.hashes[k] == b_.hashes[k] &&
-          x.dtype() == y.dtype() && x.shape() == y.shape()) {
-        identical(x.dtype(), x.numel(), mistrust_reason(x), t);
-      } else {
-        // A dot product's bound and statistical test need A's inputs; other tolerances do not.
-        static const std::vector<Tensor> none;
-        const Comparable c = comparable(x, y);
-        const bool same_form = c.x.dtype() == c.y.dtype() && x.shape() == y.shape();
-        const std::vector<Tensor>& in = dot_products && same_form ? inputs_of_a() : none;
-        const Tolerance tol = layer_tolerance(o_, *profile_, name_, call_a_.op, call, k, c.dtype, in);
-        ElementValues xv = values_of(c.x), yv = values_of(c.y);
-        if (streamed && same_form && is_floating(x.dtype())) {
-          bool same_bytes = false;
-          t.diff = stream_outputs(k, x, tol, call, in, xv, yv, same_bytes);
-          if (same_bytes) {
-            // Equal hashes computed from the bytes, whatever the manifests said: identical.
-            identical(x.dtype(), x.numel(), t.diff.state == State::Mistrusted ? t.diff.reason : "", t);
-            v_.outputs.push_back(std::move(t));
-            continue;
-          }
-        } else if (streamed) {
-          throw Error("layer " + name_ + ": " + t.role + " offered as stored but not comparable as streamed (" +
-                      std::string(dtype_name(x.dtype())) + " " + x.shape().str() + ", " + std::string(dtype_name(y.dtype())) + " " +
-                      y.shape().str() + ")");
-        } else {
-          t.diff = compare_tensors(c.x, c.y, tol);
-        }
-        own_precision(k, c, xv, yv, t);
-        if (t.precision.samples == 0 && is_floating(c.x.dtype()) && same_form) {
-          t.precision = call ? precision_stats(*call, k, in, c.x.shape(), xv, yv, *profile_) : result_stats(c.x.numel(), xv, yv);
-        }
-        if (t.diff.state == State::Failed) {
-          v_.differs = true;
-          if (differences_.empty()) differences_ = t.role + ": " + t.diff.reason;
-        } else if (t.precision.failed) {
-          v_.differs = true;
-          if (differences_.empty()) {
-            differences_ = t.role + ": " + (t.precision_of.empty() ? "" : t.precision_of + "'s own ") +
-                           precision_failure_note(t.precision, *profile_);
-          }
-        }
+      v_.outputs.push_back(compare_output(k));
+      note_difference(v_.outputs.back());
+    }
+  }
+
+  // Output k, A against B: identical when hashes computed from both sides' bytes match, else the
+  // element-wise figures (streamed where both are stored) and the effective precision.
+  OutputVerdict compare_output(size_t k) {
+    OutputVerdict t;
+    t.role = output_role(a_.roles, k);
+    const Tensor &x = a_.outputs[k], &y = b_.outputs[k];
+    const bool streamed = stored(a_, k) && stored(b_, k);
+    if (!streamed && k < a_.hashes.size() && k < b_.hashes.size() && !a_.hashes[k].empty() && a_.hashes[k] == b_.hashes[k] &&
+        x.dtype() == y.dtype() && x.shape() == y.shape()) {
+      identical(x.dtype(), x.numel(), mistrust_reason(x), t);
+      return t;
+    }
+    const Call* call = call_a_.call ? &*call_a_.call : nullptr;
+    // A dot product's bound and statistical test need A's inputs; other tolerances do not.
+    static const std::vector<Tensor> none;
+    const Comparable c = comparable(x, y);
+    const bool same_form = c.x.dtype() == c.y.dtype() && x.shape() == y.shape();
+    const std::vector<Tensor>& in = call && call->traits().dot_products && same_form ? inputs_of_a() : none;
+    const Tolerance tol = layer_tolerance(o_, *profile_, name_, call_a_.op, call, k, c.dtype, in);
+    ElementValues xv = values_of(c.x), yv = values_of(c.y);
+    if (streamed && same_form && is_floating(x.dtype())) {
+      bool same_bytes = false;
+      t.diff = stream_outputs(k, x, tol, call, in, xv, yv, same_bytes);
+      if (same_bytes) {
+        // Equal hashes computed from the bytes, whatever the manifests said: identical.
+        identical(x.dtype(), x.numel(), t.diff.state == State::Mistrusted ? t.diff.reason : "", t);
+        return t;
       }
-      v_.outputs.push_back(std::move(t));
+    } else if (streamed) {
+      throw Error("layer " + name_ + ": " + t.role + " offered as stored but not comparable as streamed (" +
+                  std::string(dtype_name(x.dtype())) + " " + x.shape().str() + ", " + std::string(dtype_name(y.dtype())) + " " +
+                  y.shape().str() + ")");
+    } else {
+      t.diff = compare_tensors(c.x, c.y, tol);
+    }
+    own_precision(k, c, xv, yv, t);
+    if (t.precision.samples == 0 && is_floating(c.x.dtype()) && same_form) {
+      t.precision = call ? precision_stats(*call, k, in, c.x.shape(), xv, yv, *profile_) : result_stats(c.x.numel(), xv, yv);
+    }
+    return t;
+  }
+
+  // An output beyond tolerance, or failing the statistical test, asks for local checks; the
+  // first such difference is the one the reason names.
+  void note_difference(const OutputVerdict& t) {
+    if (t.identical) return;
+    if (t.diff.state == State::Failed) {
+      v_.differs = true;
+      if (differences_.empty()) differences_ = t.role + ": " + t.diff.reason;
+    } else if (t.precision.failed) {
+      v_.differs = true;
+      if (differences_.empty()) {
+        differences_ = t.role + ": " + (t.precision_of.empty() ? "" : t.precision_of + "'s own ") + precision_failure_note(t.precision, *profile_);
+      }
     }
   }
 
@@ -468,11 +481,12 @@ class LayerJudge {
     return c.ok;
   }
 
+  // One side's local check: the judge runs the side's call on the side's own inputs (or LibTorch
+  // runs a torch call parity has no op for), and each output must match what it gives.
   SideCheck local_check(const LayerSide& s, const ReadCall& read, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
                         std::optional<TorchCallResult>& judged) const {
     SideCheck c;
     const Backend& judge = backend(o_.judge);
-    const std::string& op = read.op;
     if (!recorded) {
       c.note = "its inputs were not recorded";
       return c;
@@ -481,16 +495,15 @@ class LayerJudge {
       c.note = "the judge (" + judge.name() + ") cannot run here: " + why;
       return c;
     }
-    if (!judge.supports(op)) return torch_call_check(s, read, s_label, inputs, judged, "the judge (" + judge.name() + ") has no " + op);
+    if (!judge.supports(read.op)) return torch_call_check(s, read, s_label, inputs, judged, "the judge (" + judge.name() + ") has no " + read.op);
     if (!read.call) {
       c.note = "the judge (" + judge.name() + ") refuses these inputs: " + read.error;
       return c;
     }
-    const Call& call = *read.call;
     if (s.judged) judged = TorchCallResult{*s.judged, {}, {}};
     if (!judged) {
       try {
-        judged = TorchCallResult{judge.run(call, inputs), {}, {}};
+        judged = TorchCallResult{judge.run(*read.call, inputs), {}, {}};
       } catch (const Error& e) {
         c.note = "the judge (" + judge.name() + ") refuses these inputs: " + e.what();
         return c;
@@ -498,52 +511,63 @@ class LayerJudge {
     }
     if (!ran_with_outputs(c, s, judged->outputs)) return c;
     for (size_t k = 0; k < judged->outputs.size() && c.ok; ++k) {
-      const Tensor& expected = judged->outputs[k];
-      const Tensor& listed = s.outputs[k];  // where the side's output is stored, its dtype and shape only
-      const std::string role = k < s.roles.size() ? s.roles[k] : "out" + std::to_string(k);
-      // Dot products (conv2d): the statistical test, and what the errors look like.
-      const bool dots = call.traits().dot_products && k == 0;
-      TensorDiff d;
-      PrecisionStats st;
-      if (stored(s, k) && is_floating(expected.dtype()) && expected.dtype() == listed.dtype() && expected.shape() == listed.shape()) {
-        // Streamed from where it is stored against the judge's outputs in memory: the side's
-        // output is never held whole. A float output has one correct answer (no check_answer).
-        const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, expected.dtype(), inputs);
-        const auto keep = std::make_shared<const std::vector<int64_t>>(sampled_elements(&call, k, expected.shape(), inputs));
-        const StreamedPair p =
-            stream_pair(expected.dtype(), expected.shape(), tol, *keep, PieceSource{nullptr, &expected}, PieceSource{&s.stored[k], nullptr});
-        s.stored[k].check(p.hash_b);  // a corrupt dump stops here, before any figure is used
-        d = p.diff;
-        if (dots) st = precision_stats(call, k, inputs, expected.shape(), values_of(expected), kept_values(keep, p.kept_b, name_), *profile_);
-      } else {
-        const Tensor actual = stored(s, k) ? s.stored[k].load() : listed;
-        const Comparable p = comparable(expected, actual);
-        const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, p.dtype, inputs);
-        d = judge_output(call, k, inputs, p.x, p.y, tol);
-        if (dots && !d.structural) st = precision_stats(call, k, inputs, p.x, p.y, *profile_);
-      }
-      if (d.state == State::Failed) {
-        c.ok = false, c.structural = d.structural;
-        c.note = role + ": " + judge_labels(d.reason, s_label);
-        if (const std::string hint = reduced_precision_hint(st, *profile_); !hint.empty()) c.note += "; " + hint;
-        continue;
-      }
-      if (st.failed) {
-        c.ok = false, c.precision = true;
-        c.note = role + ": " + precision_failure_note(st, *profile_);
-        continue;
-      }
-      if (d.state == State::Passed && !d.reason.empty()) {
-        c.note += (c.note.empty() ? "" : "; ") + role + ": " + d.reason;  // another correct answer: say which freedom it took
-      }
+      take_output_check(c, output_role(s.roles, k), against_judge(s, k, *read.call, read.op, judged->outputs[k], inputs), s_label);
     }
     return c;
   }
 
+  struct OutputCheck {
+    TensorDiff diff;       // the side's output against the judge's
+    PrecisionStats stats;  // dot products (conv2d): the statistical test's figures
+  };
+
+  // Side s's output k against the judge's `expected`: streamed from where it is stored when it
+  // has the judge's dtype and shape (its bytes checked against the store's record before any
+  // figure is used; a float output has one correct answer, so judge_output's freedoms do not
+  // apply), else loaded whole and judged by judge_output.
+  OutputCheck against_judge(const LayerSide& s, size_t k, const Call& call, const std::string& op, const Tensor& expected,
+                            const std::vector<Tensor>& inputs) const {
+    OutputCheck r;
+    const bool dots = call.traits().dot_products && k == 0;
+    const Tensor& listed = s.outputs[k];  // where the side's output is stored, its dtype and shape only
+    if (stored(s, k) && is_floating(expected.dtype()) && expected.dtype() == listed.dtype() && expected.shape() == listed.shape()) {
+      const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, expected.dtype(), inputs);
+      const auto keep = std::make_shared<const std::vector<int64_t>>(sampled_elements(&call, k, expected.shape(), inputs));
+      const StreamedPair p =
+          stream_pair(expected.dtype(), expected.shape(), tol, *keep, PieceSource{nullptr, &expected}, PieceSource{&s.stored[k], nullptr});
+      s.stored[k].check(p.hash_b);  // a corrupt dump stops here, before any figure is used
+      r.diff = p.diff;
+      if (dots) r.stats = precision_stats(call, k, inputs, expected.shape(), values_of(expected), kept_values(keep, p.kept_b, name_), *profile_);
+      return r;
+    }
+    const Tensor actual = stored(s, k) ? s.stored[k].load() : listed;
+    const Comparable p = comparable(expected, actual);
+    const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, p.dtype, inputs);
+    r.diff = judge_output(call, k, inputs, p.x, p.y, tol);
+    if (dots && !r.diff.structural) r.stats = precision_stats(call, k, inputs, p.x, p.y, *profile_);
+    return r;
+  }
+
+  // The rules for one output of a local check: beyond tolerance fails the side (saying what the
+  // errors look like), a failed statistical test fails it as precision, and another correct
+  // answer passes, saying which freedom it took (nms, argsort).
+  void take_output_check(SideCheck& c, const std::string& role, const OutputCheck& r, const char* s_label) const {
+    if (r.diff.state == State::Failed) {
+      c.ok = false, c.structural = r.diff.structural;
+      c.note = role + ": " + judge_labels(r.diff.reason, s_label);
+      if (const std::string hint = reduced_precision_hint(r.stats, *profile_); !hint.empty()) c.note += "; " + hint;
+    } else if (r.stats.failed) {
+      c.ok = false, c.precision = true;
+      c.note = role + ": " + precision_failure_note(r.stats, *profile_);
+    } else if (r.diff.state == State::Passed && !r.diff.reason.empty()) {
+      c.note += (c.note.empty() ? "" : "; ") + role + ": " + r.diff.reason;
+    }
+  }
+
   // A call parity has no op for, as parity_torch records it (`torch.<name>`): where LibTorch can
-  // run it again from its line alone (aten_torch_calls.cpp: element-wise arithmetic, a few unary
-  // maps), in float64 on the side's own inputs, its outputs are judged against that under the
-  // dtype's tolerance at the profile. Otherwise `unchecked` and why LibTorch could not either.
+  // run it again from its line alone (kernels/aten_torch_dispatch.cpp), in float64 on the side's
+  // own inputs, its outputs are judged against that within the bound the call's kind allows.
+  // Otherwise `unchecked` and why LibTorch could not either.
   SideCheck torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
                              std::optional<TorchCallResult>& judged, const std::string& unchecked) const {
     SideCheck c;
@@ -560,67 +584,72 @@ class LayerJudge {
       }
     }
     if (!ran_with_outputs(c, s, judged->outputs)) return c;
-    // sort and topk: the side's indices may order tied values otherwise than the judge's, as
-    // correctly. They are checked against the side's own input and values instead; the values
-    // are judged as any output.
     bool indices_checked = false;
-    const auto ends_with = [&](const char* tail) {
-      const std::string t = tail;
-      return read.op.size() > t.size() && read.op.compare(read.op.size() - t.size(), t.size(), t) == 0;
-    };
-    if (judged->outputs.size() == 2 && (ends_with(".sort") || ends_with(".topk"))) {
-      const std::vector<Tensor> own = {stored(s, 0) ? s.stored[0].load() : s.outputs[0], stored(s, 1) ? s.stored[1].load() : s.outputs[1]};
-      std::string why;
-      try {
-        why = reinterpret_cast<AtenTiedIndicesFn>(aten_plugin_symbol("parity_aten_tied_indices"))(s.line, inputs, own);
-        indices_checked = why.empty();
-      } catch (const Error&) {
-        why.clear();  // not readable as a sort: its indices are compared as any output
-      }
-      if (!why.empty()) {
-        c.ok = false;
-        c.note = (s.roles.size() > 1 ? s.roles[1] : std::string("out1")) + ": " + why + " (the check: LibTorch's gather on " + s_label +
-                 "'s own input)";
-        return c;
-      }
+    if (const std::string why = tied_indices(s, read, inputs, judged->outputs, indices_checked); !why.empty()) {
+      c.ok = false;
+      c.note = output_role(s.roles, 1) + ": " + why + " (the check: LibTorch's gather on " + s_label + "'s own input)";
+      return c;
     }
     for (size_t k = 0; k < judged->outputs.size() && c.ok; ++k) {
       if (k == 1 && indices_checked) continue;
-      const Tensor actual = stored(s, k) ? s.stored[k].load() : s.outputs[k];
-      const Comparable p = comparable(judged->outputs[k], actual);
-      Tolerance tol = layer_tolerance(o_, *profile_, name_, read.op, nullptr, k, p.dtype, inputs);
-      // A sum of K terms: a correct result may stray by the dot-product bound (tolerance.h).
-      if (k < judged->bound_sums.size() && judged->bound_sums[k].defined() && judged->bound_sums[k].numel() == p.x.numel()) {
-        const auto sums = std::make_shared<const Tensor>(judged->bound_sums[k]);
-        const double scale = conv2d_bound_scale(judged->bound_terms[k], *profile_);
-        tol.bound = [sums, scale](int64_t i) { return scale * sums->data<double>()[i]; };
-      }
-      TensorDiff d = compare_tensors(p.x, p.y, tol);
-      // Beyond that: is it within what rounding the inputs by one ulp moves the result? A float64
-      // run written as float32 recorded its inputs rounded, and a cancelling x - y, or exp of a
-      // large x, turns that rounding into more than the output's own tolerance. Asked only here,
-      // for an output beyond tolerance (it runs the call once more per float input).
-      if (d.state == State::Failed && !d.structural) {
-        std::vector<Tensor> moved;
-        try {
-          const auto rounding = reinterpret_cast<AtenTorchCallRoundingFn>(aten_plugin_symbol("parity_aten_torch_call_rounding"));
-          moved = rounding(s.line, inputs, judged->outputs);
-        } catch (const Error&) {
-        }
-        if (k < moved.size() && moved[k].defined() && moved[k].numel() == p.x.numel()) {
-          const auto by = std::make_shared<const Tensor>(moved[k]);
-          const std::function<double(int64_t)> before = tol.bound;
-          tol.bound = [by, before](int64_t i) { return (before ? before(i) : 0.0) + by->data<double>()[i]; };
-          d = compare_tensors(p.x, p.y, tol);
-        }
-      }
+      const TensorDiff d = against_torch(s, read, k, *judged, inputs);
       if (d.state == State::Failed) {
-        const std::string role = k < s.roles.size() ? s.roles[k] : "out" + std::to_string(k);
         c.ok = false, c.structural = d.structural;
-        c.note = role + ": " + judge_labels(d.reason, s_label) + " (the judge: LibTorch in float64)";
+        c.note = output_role(s.roles, k) + ": " + judge_labels(d.reason, s_label) + " (the judge: LibTorch in float64)";
       }
     }
     return c;
+  }
+
+  // sort and topk: the side's indices may order tied values otherwise than the judge's, as
+  // correctly. They are checked against the side's own input and values instead (the values are
+  // judged as any output): why they are wrong, or "" with `checked` set when they are right.
+  static std::string tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& judged, bool& checked) {
+    const auto ends_with = [&](const std::string& tail) {
+      return read.op.size() > tail.size() && read.op.compare(read.op.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (judged.size() != 2 || !(ends_with(".sort") || ends_with(".topk"))) return "";
+    const std::vector<Tensor> own = {stored(s, 0) ? s.stored[0].load() : s.outputs[0], stored(s, 1) ? s.stored[1].load() : s.outputs[1]};
+    try {
+      const std::string why = reinterpret_cast<AtenTiedIndicesFn>(aten_plugin_symbol("parity_aten_tied_indices"))(s.line, inputs, own);
+      checked = why.empty();
+      return why;
+    } catch (const Error&) {
+      return "";  // not readable as a sort: its indices are compared as any output
+    }
+  }
+
+  // Output k of a torch call against LibTorch's float64 answer: the dtype's tolerance, widened by
+  // the dot-product bound for a sum of K terms (tolerance.h) and, for an output still beyond it,
+  // by what rounding each float input by one ulp moves the result. A float64 run written as
+  // float32 recorded its inputs rounded, and a cancelling x - y, or exp of a large x, turns that
+  // rounding into more than the output's own tolerance. Asked only for an output beyond
+  // tolerance (it runs the call once more per float input).
+  TensorDiff against_torch(const LayerSide& s, const ReadCall& read, size_t k, const TorchCallResult& judged,
+                           const std::vector<Tensor>& inputs) const {
+    const Tensor actual = stored(s, k) ? s.stored[k].load() : s.outputs[k];
+    const Comparable p = comparable(judged.outputs[k], actual);
+    Tolerance tol = layer_tolerance(o_, *profile_, name_, read.op, nullptr, k, p.dtype, inputs);
+    if (k < judged.bound_sums.size() && judged.bound_sums[k].defined() && judged.bound_sums[k].numel() == p.x.numel()) {
+      const auto sums = std::make_shared<const Tensor>(judged.bound_sums[k]);
+      const double scale = dot_product_bound_scale(judged.bound_terms[k], *profile_);
+      tol.bound = [sums, scale](int64_t i) { return scale * sums->data<double>()[i]; };
+    }
+    TensorDiff d = compare_tensors(p.x, p.y, tol);
+    if (d.state != State::Failed || d.structural) return d;
+    std::vector<Tensor> moved;
+    try {
+      const auto rounding = reinterpret_cast<AtenTorchCallRoundingFn>(aten_plugin_symbol("parity_aten_torch_call_rounding"));
+      moved = rounding(s.line, inputs, judged.outputs);
+    } catch (const Error&) {
+      return d;  // no allowance: the judgement above stands
+    }
+    if (k >= moved.size() || !moved[k].defined() || moved[k].numel() != p.x.numel()) return d;
+    const auto by = std::make_shared<const Tensor>(moved[k]);
+    const std::function<double(int64_t)> before = tol.bound;
+    tol.bound = [by, before](int64_t i) { return (before ? before(i) : 0.0) + by->data<double>()[i]; };
+    return compare_tensors(p.x, p.y, tol);
   }
 
   std::array<std::pair<const char*, const SideCheck*>, 2> sides() const { return {{{"A", &v_.a}, {"B", &v_.b}}}; }

@@ -74,6 +74,11 @@ struct StoredOutput {
   std::function<Tensor()> load;
 };
 
+// How output k is named where nothing else names it: "out0", "out1", ...; with `roles`, its
+// recorded role where there is one.
+std::string output_role(size_t k);
+std::string output_role(const std::vector<std::string>& roles, size_t k);
+
 struct LayerSide {
   std::string line;                 // the call this side ran
   std::vector<std::string> roles;   // one per output: "out0", ...

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/dump_reader.h"
+#include "compare/judge.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "kernels/backend.h"
@@ -156,7 +157,7 @@ std::vector<DumpTensorInfo> tensor_list(const json& l, const char* list, bool re
     // Inputs of a known op default to the roles its line gives them (x, w, b), so the judge and
     // the A/B pairing of inputs see the names parity's own dumps use.
     const std::string fallback =
-        list[0] == 'o' ? "out" + std::to_string(k) : k < specs.size() ? specs[k].name : "in" + std::to_string(k);
+        list[0] == 'o' ? output_role(k) : k < specs.size() ? specs[k].name : "in" + std::to_string(k);
     out.push_back(tensor_info((*v)[k], at, fallback, headers));
     // "<layer>:<role>" names one output; A/B pairing names one input.
     if (!roles.insert(out.back().role).second) bad(at, "role", "\"" + out.back().role + "\" is listed twice");

@@ -31,7 +31,7 @@ Tolerance profile_tolerance(DType dtype, const PrecisionProfile& profile) {
   return default_tolerance(dtype);
 }
 
-double conv2d_bound_scale(int64_t K, const PrecisionProfile& profile) {
+double dot_product_bound_scale(int64_t K, const PrecisionProfile& profile) {
   // Inputs rounded to u_in: each product within (2 u_in + u_in^2) |x w| of the exact one.
   const double u_in = profile.input_bits < 23 ? profile.u_in() : 0.0;
   return double(K + 2) * kU32 + 2 * u_in + u_in * u_in;
@@ -43,7 +43,7 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
   const OpTraits& op = call.traits();
   if (op.dot_products && index == 0) {
     const DotProducts d = op.dot_products(call, inputs);
-    const double scale = conv2d_bound_scale(d.terms, profile);
+    const double scale = dot_product_bound_scale(d.terms, profile);
     // An Inf or NaN among an element's terms makes its exact value Inf or NaN: no rounding
     // bound applies there (an infinite one would pass any two finite values), so the element
     // gets the dtype's tolerance, and finite outputs fail against the judge's non-finite one.

@@ -29,8 +29,9 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
                         const PrecisionProfile& profile);
 
 Tolerance default_tolerance(DType dtype);
-// conv2d's per-element bound is this times S (the element's sum |x*w| + |b|).
-double conv2d_bound_scale(int64_t K, const PrecisionProfile& profile);
+// A dot product's per-element bound (conv2d, linear, matmul: sums of K terms) is this times S,
+// the element's sum of |terms| (conv2d: sum |x*w| + |b|).
+double dot_product_bound_scale(int64_t K, const PrecisionProfile& profile);
 // The defaults for a float output under a profile: the dtype's for fp32 and tf32 (TF32 rounds
 // only conv and matmul inputs), torch.testing's float16 and bfloat16 ones for fp16 and bf16.
 Tolerance profile_tolerance(DType dtype, const PrecisionProfile& profile);

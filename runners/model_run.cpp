@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "cases/yolov5.h"
+#include "compare/judge.h"
 #include "core/error.h"
 #include "core/gpu.h"
 #include "core/hash.h"
@@ -66,7 +67,7 @@ class LayerRunner {
   void record(const std::string& name, const Call& call, double ms, const std::vector<In>& in,
               const std::vector<Tensor>& out) {
     std::vector<DumpTensor> dout;
-    for (size_t k = 0; k < out.size(); ++k) dout.push_back({"out" + std::to_string(k), "", out[k]});
+    for (size_t k = 0; k < out.size(); ++k) dout.push_back({output_role(k), "", out[k]});
     if (!std::regex_search(name, filter_)) {
       dump_->skip_layer(name, dout);
       return;

@@ -24,7 +24,7 @@ std::vector<DumpTensor> as_dump(const std::vector<TensorSpec>& specs, const std:
 
 std::vector<DumpTensor> outputs_as_dump(const std::vector<Tensor>& ts) {
   std::vector<DumpTensor> out;
-  for (size_t i = 0; i < ts.size(); ++i) out.push_back({"out" + std::to_string(i), "", ts[i]});
+  for (size_t i = 0; i < ts.size(); ++i) out.push_back({output_role(i), "", ts[i]});
   return out;
 }
 }  // namespace
@@ -76,7 +76,7 @@ CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a
   auto side = [&](std::vector<Tensor> out) {
     LayerSide s;
     s.line = c.line;
-    for (size_t k = 0; k < out.size(); ++k) s.roles.push_back("out" + std::to_string(k));
+    for (size_t k = 0; k < out.size(); ++k) s.roles.push_back(output_role(k));
     s.outputs = std::move(out);
     s.inputs = [&in] { return in; };
     return s;

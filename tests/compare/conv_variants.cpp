@@ -216,7 +216,7 @@ SampledLayer sample_layer(const ConvShape& s, Data data, const std::vector<Varia
 SampledVerdict judge_sampled(const SampledLayer& l, size_t variant_index, const PrecisionProfile& profile) {
   SampledVerdict v;
   const Tolerance tol = profile_tolerance(DType::Float32, profile);
-  const double scale = conv2d_bound_scale(l.K, profile);
+  const double scale = dot_product_bound_scale(l.K, profile);
   std::vector<ReductionSample> samples = l.base;
   for (size_t i = 0; i < samples.size(); ++i) {
     samples[i].actual = l.actual[variant_index][i];

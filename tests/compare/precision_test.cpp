@@ -141,8 +141,8 @@ TEST(Precision, ProfilesParseAndOrder) {
   EXPECT_EQ(coarser(Precision::Bf16, Precision::Fp16), Precision::Bf16);
   EXPECT_EQ(precision_of(DType::Float16), Precision::Fp16);
   // The bound widens by the input rounding of the profile, and only then.
-  EXPECT_EQ(conv2d_bound_scale(100, precision_profile(Precision::Fp32)), 102 * 0x1p-24);
-  EXPECT_GT(conv2d_bound_scale(100, precision_profile(Precision::Tf32)), 2 * 0x1p-11);
+  EXPECT_EQ(dot_product_bound_scale(100, precision_profile(Precision::Fp32)), 102 * 0x1p-24);
+  EXPECT_GT(dot_product_bound_scale(100, precision_profile(Precision::Tf32)), 2 * 0x1p-11);
 }
 
 }  // namespace
