@@ -69,87 +69,100 @@ LayerSide layer_side(const Dump& d, const DumpLayer& l) {
 }
 
 namespace {
+
 constexpr std::ptrdiff_t kReleaseEvery = std::ptrdiff_t(16) << 20;
+
+// An output read in place from the mapping `view` holds, not copied: a piece is hashed and
+// compared while it is in the cache, and the page cache's large folios map in few faults (reading
+// a 50 MiB dump file: 11 to 18 GB/s mapped, 6 to 9 GB/s by pread into a 1 MiB buffer, this
+// project's VM, Linux 6.18). What is read is let go of as the stream moves on
+// (release_read_pages), so a side holds a few MiB of its file, not the tensor.
+StoredOutput stored_output(const Dump& d, const DumpTensorInfo& t, const Tensor& view) {
+  auto kept_from = std::make_shared<const std::byte*>(view.bytes());
+  const auto read = [view, kept_from](size_t offset, size_t) {
+    const std::byte* at = view.bytes() + offset;
+    if (at - *kept_from >= kReleaseEvery) *kept_from = release_read_pages(*kept_from, at);
+    return at;
+  };
+  return StoredOutput{read, [&d, &t](const std::string& hash) { d.check_hash(t, hash); }, [&d, &t] { return d.load(t); }};
+}
+
+// How a side's output is read. Element-wise pass: recorded hashes that differ say the bytes will
+// be compared: float outputs of one dtype and shape are streamed by the judge (each byte read
+// once, in place from a mapping of the file, hashed as it passes); outputs of another shape
+// differ in structure, which the pass sees without reading them (two float dtypes of one shape
+// are compared, widened; the local checks read them whole). A local check streams a float
+// output against the judge's (each side on its own). Other outputs are read whole once where
+// their bytes differ; otherwise both are hashed first, and read only if they differ after all
+// (a manifest that lies), the same bytes only mapped, for the few elements the mistrust scan
+// reads. Either way identity comes from hashes of the bytes.
+enum class Reading { Streamed, Unread, Other };
+
+// `recorded_differ`: both outputs have recorded hashes of the current algorithm, and they differ.
+Reading reading_of(const DumpTensorInfo& t, const DumpTensorInfo& ta, const DumpTensorInfo& tb, bool stream, bool recorded_differ) {
+  const std::optional<DType> dtype = dtype_from_name(t.dtype);
+  const bool floats = dtype && is_floating(*dtype);
+  if (!stream) return floats && !Dump::legacy_hash(t) ? Reading::Streamed : Reading::Other;
+  if (!recorded_differ) return Reading::Other;
+  if (ta.shape != tb.shape) return Reading::Unread;
+  return floats && ta.dtype == tb.dtype ? Reading::Streamed : Reading::Other;
+}
+
+// Output k (`t` of dump `d`) onto `side`, read as `how`; `differs()`: whether its bytes differ
+// from the other side's (asked only where that decides whether it is read whole).
+void add_output(const Dump& d, const DumpTensorInfo& t, size_t k, Reading how, const std::function<bool()>& differs, LayerSide& side) {
+  side.roles.push_back(t.role);
+  switch (how) {
+    case Reading::Unread:
+      side.outputs.push_back(d.view_checked_later(t, false));
+      side.hashes.emplace_back();  // not needed: they cannot be identical
+      break;
+    case Reading::Streamed:
+      side.outputs.push_back(d.unchecked_view(t));
+      side.hashes.emplace_back();  // computed as the judge streams it
+      side.stored.resize(k + 1);
+      side.stored[k] = stored_output(d, t, side.outputs.back());
+      break;
+    case Reading::Other:
+      side.outputs.push_back(differs() ? d.load(t) : d.view(t));
+      side.hashes.push_back(d.hash_of(t));
+      break;
+  }
+}
+
+// Inputs: the element-wise pass reads some of their elements (conv2d's bound and statistical
+// test), through a mapping with every page mapped at once (no copy, no fresh memory, no fault
+// per page), their bytes checked once the pass is over (Dump::check_owed); a local check runs
+// the judge over all of them, read whole.
+void add_inputs(const Dump& d, const DumpLayer& l, bool stream, LayerSide& side) {
+  if (l.inputs.empty() && !takes_no_tensor(l)) return;
+  side.inputs = [&d, &l, stream] {
+    std::vector<Tensor> in;
+    for (const DumpTensorInfo& t : l.inputs) in.push_back(stream ? d.view_checked_later(t, true) : d.view(t));
+    return in;
+  };
+}
+
 }  // namespace
 
 std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, const Dump& b, const DumpLayer& lb, bool stream) {
   std::pair<LayerSide, LayerSide> s;
   s.first.line = la.params, s.second.line = lb.params;
-  // Read in place from the mapping `view` holds, not copied: a piece is hashed and compared
-  // while it is in the cache, and the page cache's large folios map in few faults (reading a
-  // 50 MiB dump file: 11 to 18 GB/s mapped, 6 to 9 GB/s by pread into a 1 MiB buffer, this
-  // project's VM, Linux 6.18). What is read is let go of as the stream moves on
-  // (release_read_pages), so a side holds a few MiB of its file, not the tensor.
-  const auto stored = [](const Dump& d, const DumpTensorInfo& t, const Tensor& view) {
-    auto kept_from = std::make_shared<const std::byte*>(view.bytes());
-    const auto read = [view, kept_from](size_t offset, size_t) {
-      const std::byte* at = view.bytes() + offset;
-      if (at - *kept_from >= kReleaseEvery) *kept_from = release_read_pages(*kept_from, at);
-      return at;
-    };
-    return StoredOutput{read,
-                        [&d, &t](const std::string& hash) { d.check_hash(t, hash); }, [&d, &t] { return d.load(t); }};
-  };
-  // How a side's output is read. Element-wise pass: recorded hashes that differ say the bytes will
-  // be compared: float outputs of one dtype and shape are streamed by the judge (each byte read
-  // once, in place from a mapping of the file, hashed as it passes); outputs of another shape
-  // differ in structure, which the pass sees without reading them (two float dtypes of one shape
-  // are compared, widened; the local checks read them whole). A local check streams a float
-  // output against the judge's (each side on its own). Other outputs are read whole once where
-  // their bytes differ; otherwise both are hashed first, and read only if they differ after all
-  // (a manifest that lies), the same bytes only mapped, for the few elements the mistrust scan
-  // reads. Either way identity comes from hashes of the bytes.
-  enum class Reading { Streamed, Unread, Other };
   for (size_t k = 0; k < std::max(la.outputs.size(), lb.outputs.size()); ++k) {
     const DumpTensorInfo* ta = k < la.outputs.size() ? &la.outputs[k] : nullptr;
     const DumpTensorInfo* tb = k < lb.outputs.size() ? &lb.outputs[k] : nullptr;
     // Recorded hashes that differ; of the current algorithm, they also say how to read.
     const bool hashes_differ = ta && tb && !ta->hash.empty() && !tb->hash.empty() && ta->hash != tb->hash;
     const bool recorded_differ = hashes_differ && !Dump::legacy_hash(*ta) && !Dump::legacy_hash(*tb);
-    const auto reading = [&](const DumpTensorInfo& t) {
-      const std::optional<DType> dtype = dtype_from_name(t.dtype);
-      const bool floats = dtype && is_floating(*dtype);
-      if (!stream) return floats && !Dump::legacy_hash(t) ? Reading::Streamed : Reading::Other;
-      if (!recorded_differ) return Reading::Other;
-      if (ta->shape != tb->shape) return Reading::Unread;
-      return floats && ta->dtype == tb->dtype ? Reading::Streamed : Reading::Other;
-    };
-    const auto whole = [&] { return hashes_differ || (ta && tb && a.hash_of(*ta) != b.hash_of(*tb)); };
+    const auto differs = [&] { return hashes_differ || (ta && tb && a.hash_of(*ta) != b.hash_of(*tb)); };
     for (auto [d, t, side] : {std::tuple{&a, ta, &s.first}, std::tuple{&b, tb, &s.second}}) {
       if (!t) continue;
-      side->roles.push_back(t->role);
-      switch (reading(*t)) {
-        case Reading::Unread:
-          side->outputs.push_back(d->view_checked_later(*t, false));
-          side->hashes.emplace_back();  // not needed: they cannot be identical
-          break;
-        case Reading::Streamed:
-          side->outputs.push_back(d->unchecked_view(*t));
-          side->hashes.emplace_back();  // computed as the judge streams it
-          side->stored.resize(k + 1);
-          side->stored[k] = stored(*d, *t, side->outputs.back());
-          break;
-        case Reading::Other:
-          side->outputs.push_back(whole() ? d->load(*t) : d->view(*t));
-          side->hashes.push_back(d->hash_of(*t));
-          break;
-      }
+      // reading_of reads the other side's fields only where both are present (recorded_differ).
+      add_output(*d, *t, k, reading_of(*t, ta ? *ta : *t, tb ? *tb : *t, stream, recorded_differ), differs, *side);
     }
   }
-  // Inputs: the element-wise pass reads some of their elements (conv2d's bound and statistical
-  // test), through a mapping with every page mapped at once (no copy, no fresh memory, no fault
-  // per page), their bytes checked once the pass is over (Dump::check_owed); a local check runs
-  // the judge over all of them, read whole.
-  const auto inputs = [stream](const Dump& d, const DumpLayer& l, LayerSide& side) {
-    if (l.inputs.empty() && !takes_no_tensor(l)) return;
-    side.inputs = [&d, &l, stream] {
-      std::vector<Tensor> in;
-      for (const DumpTensorInfo& t : l.inputs) in.push_back(stream ? d.view_checked_later(t, true) : d.view(t));
-      return in;
-    };
-  };
-  inputs(a, la, s.first);
-  inputs(b, lb, s.second);
+  add_inputs(a, la, stream, s.first);
+  add_inputs(b, lb, stream, s.second);
   return s;
 }
 
@@ -241,7 +254,7 @@ bool same_call(const DumpLayer& la, const DumpLayer& lb, const std::string& ca, 
 // the data made of the shapes (a per-class loop keeps another number of boxes on each side).
 // A field is a shape when its key is an input's role (`in1`, `x` for cat's `x0`, `x1`...) or its
 // value reads as one (`2x3`, `1x2,1x3`, `scalar`).
-std::string call_without_shapes(const DumpLayer& l) {
+std::string call_without_shapes(const DumpLayer& l, const std::string& canonical) {
   static const std::regex shape(R"(^(scalar|[0-9]+(x[0-9]+)+)(,(scalar|[0-9]+(x[0-9]+)*))*$)");
   const auto is_role = [&](const std::string& key) {
     for (const DumpTensorInfo& t : l.inputs) {
@@ -251,7 +264,7 @@ std::string call_without_shapes(const DumpLayer& l) {
     }
     return false;
   };
-  std::istringstream in(canonical_call(l.params));
+  std::istringstream in(canonical);
   std::string word, out;
   in >> out;
   while (in >> word) {
@@ -264,14 +277,24 @@ std::string call_without_shapes(const DumpLayer& l) {
 
 // What alignment pairs a layer by: its op, its name without the counter that numbers calls of
 // one kind in a scope ("model.24.mul.5" is model.24's sixth mul: another call before it shifts
-// the count), and its call without its input shapes (call_without_shapes).
-std::vector<AlignedLayer> alignment_of(const Dump& d) {
+// the count), and its call without its input shapes (call_without_shapes). `canonical`: each
+// layer's canonical_call.
+std::vector<AlignedLayer> alignment_of(const Dump& d, const std::vector<std::string>& canonical) {
   static const std::regex counter(R"(\.[0-9]+$)");
   std::vector<AlignedLayer> out;
   out.reserve(d.layers.size());
-  for (const DumpLayer& l : d.layers) {
-    out.push_back({l.op + '\n' + std::regex_replace(l.name, counter, "") + '\n' + call_without_shapes(l), l.name});
+  for (size_t i = 0; i < d.layers.size(); ++i) {
+    const DumpLayer& l = d.layers[i];
+    out.push_back({l.op + '\n' + std::regex_replace(l.name, counter, "") + '\n' + call_without_shapes(l, canonical[i]), l.name});
   }
+  return out;
+}
+
+// Each layer's canonical_call, read once for the whole comparison.
+std::vector<std::string> canonical_calls(const Dump& d) {
+  std::vector<std::string> out;
+  out.reserve(d.layers.size());
+  for (const DumpLayer& l : d.layers) out.push_back(canonical_call(l.params));
   return out;
 }
 
@@ -321,12 +344,12 @@ class Comparer {
       : a_(a), b_(b), o_(o), up_{std::vector<int64_t>(a.layers.size(), -1), std::vector<int64_t>(b.layers.size(), -1)},
         differs_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)},
         steers_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)},
-        b_of_a_(a.layers.size(), -1), a_of_b_(b.layers.size(), -1) {}
+        b_of_a_(a.layers.size(), -1), a_of_b_(b.layers.size(), -1), canonical_{canonical_calls(a), canonical_calls(b)} {}
 
   CompareResult run() {
     CompareResult res;
     res.provenance = provenance();
-    b_of_a_ = align_layers(alignment_of(a_), alignment_of(b_));
+    b_of_a_ = align_layers(alignment_of(a_, canonical_[0]), alignment_of(b_, canonical_[1]));
     for (size_t i = 0; i < a_.layers.size(); ++i) {
       if (b_of_a_[i] >= 0) a_of_b_[size_t(b_of_a_[i])] = int64_t(i);
     }
@@ -711,7 +734,7 @@ class Comparer {
     int64_t up = upstream(0, ia);
     const int64_t up_b = upstream(1, ib);
     if (up_b >= 0 && (up < 0 || up_b < up)) up = up_b;
-    const std::string ca = canonical_call(la.params), cb = canonical_call(lb.params);
+    const std::string &ca = canonical_[0][size_t(ia)], &cb = canonical_[1][size_t(ib)];
     if (ca != cb) r.params_b = lb.params;
     origin_id_ = -1;
     // Lines that differ only in the input shapes they name are the same call when those shapes
@@ -779,7 +802,7 @@ class Comparer {
     for (size_t i = 0; i < a_.layers.size(); ++i) {
       if (b_of_a_[i] < 0) continue;
       const DumpLayer &la = a_.layers[i], &lb = b_.layers[size_t(b_of_a_[i])];
-      if (!same_call(la, lb, canonical_call(la.params), canonical_call(lb.params)) || la.inputs.size() != lb.inputs.size()) continue;
+      if (!same_call(la, lb, canonical_[0][i], canonical_[1][size_t(b_of_a_[i])]) || la.inputs.size() != lb.inputs.size()) continue;
       work_[int64_t(i)].ib = b_of_a_[i];
       judged.push_back(int64_t(i));
     }
@@ -861,6 +884,7 @@ class Comparer {
   // Rounding differences in float values never steer.
   std::vector<char> steers_[2];
   std::vector<int64_t> b_of_a_, a_of_b_;  // the paired layer on the other side, or -1
+  const std::vector<std::string> canonical_[2];  // each layer's canonical_call, by side
   std::map<int64_t, PairWork> work_;      // by A index: the pairs judged
   std::vector<std::string> one_sided_casts_;  // layers precision_cast excused
   std::map<int64_t, std::string> excused_casts_[2];  // precision_cast's by side and index: why

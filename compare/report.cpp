@@ -177,6 +177,47 @@ std::vector<std::string> wrapped(const std::string& text, size_t width) {
   return lines;
 }
 
+// The table's rows, columns aligned: state and layer read left to right, the figures line up on
+// the right; each row's note after it, or on lines of its own under it where the row would pass
+// the terminal's width.
+void write_aligned(std::ostream& out, const std::vector<std::vector<std::string>>& rows, const std::vector<std::string>& notes,
+                   const TableView& v) {
+  const size_t columns = rows[0].size();
+  std::vector<size_t> w(columns, 0);
+  for (const auto& row : rows) {
+    for (size_t k = 0; k < columns; ++k) w[k] = std::max(w[k], row[k].size());
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    std::string line;
+    for (size_t k = 0; k < columns; ++k) {
+      const bool left = k == 0 || k + 1 == columns;
+      std::string cell = left ? fmt::format("{:<{}}", row[k], w[k]) : fmt::format("{:>{}}", row[k], w[k]);
+      if (k == 0 && v.colour && i > 0) {
+        const bool red = row[0].rfind("FAILED", 0) == 0 || row[0].rfind("PROPAGATED", 0) == 0;
+        const char* c = row[0].rfind("PASSED", 0) == 0 ? "\033[32m" : red ? "\033[31m" : "\033[33m";
+        cell = c + cell + "\033[0m";
+      }
+      line += (k ? "  " : "") + cell;
+    }
+    size_t visible = 2 * (columns - 1);  // the row's width on screen, colour codes aside
+    for (size_t k = 0; k < columns; ++k) visible += w[k];
+    const std::string& note = notes[i];
+    if (note.empty() || (v.width > 0 && visible + 2 + note.size() > size_t(v.width))) {
+      while (!line.empty() && line.back() == ' ') line.pop_back();  // the layer column's padding
+    }
+    if (note.empty()) {
+      out << line << "\n";
+    } else if (v.width <= 0 || visible + 2 + note.size() <= size_t(v.width)) {
+      out << line << "  " << note << "\n";
+    } else {
+      // The note on lines of its own under the row, indented, so the columns stay readable.
+      out << line << "\n";
+      for (const std::string& part : wrapped(note, size_t(std::max(v.width - 6, 40)))) out << "      " << part << "\n";
+    }
+  }
+}
+
 }  // namespace
 
 void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& h, const TableView& v) {
@@ -203,41 +244,7 @@ void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& 
       }
     }
   }
-  const size_t columns = rows[0].size();
-  std::vector<size_t> w(columns, 0);
-  for (const auto& row : rows) {
-    for (size_t k = 0; k < columns; ++k) w[k] = std::max(w[k], row[k].size());
-  }
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& row = rows[i];
-    std::string line;
-    for (size_t k = 0; k < columns; ++k) {
-      // state and layer read left to right, the figures line up on the right
-      const bool left = k == 0 || k + 1 == columns;
-      std::string cell = left ? fmt::format("{:<{}}", row[k], w[k]) : fmt::format("{:>{}}", row[k], w[k]);
-      if (k == 0 && v.colour && i > 0) {
-        const bool red = row[0].rfind("FAILED", 0) == 0 || row[0].rfind("PROPAGATED", 0) == 0;
-        const char* c = row[0].rfind("PASSED", 0) == 0 ? "\033[32m" : red ? "\033[31m" : "\033[33m";
-        cell = c + cell + "\033[0m";
-      }
-      line += (k ? "  " : "") + cell;
-    }
-    size_t visible = 2 * (columns - 1);  // the row's width on screen, colour codes aside
-    for (size_t k = 0; k < columns; ++k) visible += w[k];
-    const std::string& note = notes[i];
-    if (note.empty() || (v.width > 0 && visible + 2 + note.size() > size_t(v.width))) {
-      while (!line.empty() && line.back() == ' ') line.pop_back();  // the layer column's padding
-    }
-    if (note.empty()) {
-      out << line << "\n";
-    } else if (v.width <= 0 || visible + 2 + note.size() <= size_t(v.width)) {
-      out << line << "  " << note << "\n";
-    } else {
-      // The note on lines of its own under the row, indented, so the columns stay readable.
-      out << line << "\n";
-      for (const std::string& part : wrapped(note, size_t(std::max(v.width - 6, 40)))) out << "      " << part << "\n";
-    }
-  }
+  write_aligned(out, rows, notes, v);
   bool propagated_shown = false;
   for (const LayerReport* l : shown_layers(r, v)) propagated_shown |= l->propagated();
   if (propagated_shown) {
