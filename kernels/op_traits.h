@@ -78,8 +78,9 @@ struct OpTraits {
   // An absolute error a correct float32 kernel may make beyond the dtype's atol (detect_decode
   // scales grid-magnitude values by its stride); empty: none.
   std::function<double(const Call& call)> extra_atol;
-  // Output 0 when it differs from the judge's: whether it is a correct answer too, from the
-  // inputs; empty: only the judge's answer is correct.
+  // Output 0 when it differs from the judge's and has its dtype and rank (its length may differ:
+  // an NMS keep list): whether it is a correct answer too, from the inputs; empty: only the
+  // judge's answer is correct.
   std::function<AnswerCheck(const Call& call, const std::vector<Tensor>& inputs, const Tensor& output)> check_answer;
   // The faulty backend's defects of this op.
   std::vector<Defect> defects;

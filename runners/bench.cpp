@@ -7,7 +7,7 @@
 #include "core/gpu.h"
 #include "core/stopwatch.h"
 #include "kernels/backend.h"
-#include "kernels/conv2d/conv2d.h"
+#include "kernels/op_traits.h"
 #include "runners/inputs.h"
 
 namespace parity {
@@ -62,15 +62,15 @@ std::vector<BenchRow> bench_cases(const std::vector<Case>& cases, const BenchOpt
       const std::vector<Tensor> in = seeded_inputs(cases[i], o.seed);
       BenchRow& r = rows[i];
       if (pass == 0) {
-        // The work one run does: conv2d's multiply-adds, or the bytes every op must move at
+        // The work one run does: a dot-product op's multiply-adds, or the bytes every op must move at
         // least (each input read once, each output written once).
         r.bytes = 0;
         for (const Tensor& t : in) r.bytes += double(t.nbytes());
         for (const Tensor& t : backends[0]->run(line, in)) r.bytes += double(t.nbytes());
         r.copy_ms = runs_on_gpu(o.backend_a) || runs_on_gpu(o.backend_b) ? gpu_copy_ms(r.bytes, std::max(o.repeat, 3)) : std::nan("");
-        if (op_name_of(line) == Conv2dParams::kName) {
-          const Conv2dParams p = Conv2dParams::parse(line);
-          r.flops = 2.0 * double(p.output_shape().numel()) * double(p.reduction_length());
+        if (const Call call(line); call.traits().dot_products) {  // a multiply and an add per term
+          const DotProducts d = call.traits().dot_products(call, in);
+          r.flops = 2.0 * double(d.shape.numel()) * double(d.terms);
         }
       }
       (pass == 0 ? r.a : r.b) = time_runs(*backends[pass], line, in, o.warmup, o.repeat);

@@ -1,5 +1,6 @@
 #include "runners/weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <mutex>
@@ -10,7 +11,6 @@
 #include "core/stats.h"
 #include "kernels/aten_plugin.h"
 #include "kernels/backend.h"
-#include "kernels/conv2d/conv2d.h"
 
 namespace parity {
 
@@ -75,7 +75,9 @@ Weights calibrated_weights(const Yolov5Variant& v, uint64_t seed) {
       in.push_back(op.kind == Operand::Kind::Input ? image : op.kind == Operand::Kind::Param ? w.at(op.param) : values[size_t(op.node)]);
     }
     values[i] = ref.run(n.line, in)[0];
-    if (op_name_of(n.line) != Conv2dParams::kName) continue;  // the layers that hold weights
+    const bool holds_weights =
+        std::any_of(n.inputs.begin(), n.inputs.end(), [](const Operand& op) { return op.kind == Operand::Kind::Param; });
+    if (!holds_weights) continue;
     const TensorStats s = compute_stats(values[i]);
     if (!(s.std > 0)) continue;
     const auto scale = float(1.0 / s.std);
