@@ -8,7 +8,9 @@
 #include "kernels/conv2d/conv2d.h"
 #include "kernels/detect_decode/detect_decode.h"
 #include "kernels/maxpool2d/maxpool2d.h"
+#include "kernels/nms/nms.h"
 #include "kernels/op_line.h"
+#include "kernels/threshold/threshold.h"
 
 namespace parity {
 
@@ -216,17 +218,17 @@ std::vector<Case> yolov5_postprocess(int64_t img, int64_t batch) {
   // 40% of predictions pass the objectness test, and 0.5% of (candidate, class) pairs the
   // class-confidence one (4032 pairs at 640, "several thousand" boxes into nms).
   const int64_t candidates = preds * 2 / 5, pairs = std::max<int64_t>(1, candidates * kClasses / 200);
-  const int64_t keep = std::min<int64_t>(300, pairs);  // max_det
+  const int64_t keep = std::min<int64_t>(ValNms::max_det, pairs);
   const int64_t labels = 20;                           // ground-truth boxes of a COCO image, typical
   const std::string P = std::to_string(pairs), C = std::to_string(candidates);
   const std::string N = std::to_string(pairs) + "x";
   std::vector<Case> out = {
       // non_max_suppression: xc = prediction[..., 4] > conf_thres
-      make_case("nms.xc", "threshold x=" + std::to_string(batch) + "x" + std::to_string(preds) + " value=0.001"),
+      make_case("nms.xc", Call::of(ThresholdParams{Shape{batch, preds}, ValNms::conf_thres}).line()),
       // x = x[xc[xi]]  (per image)
       make_case("nms.x", "index x=" + std::to_string(preds) + "x85 mask=" + std::to_string(preds), double(candidates) / double(preds)),
       // multi_label: i, j = (x[:, 5:] > conf_thres).nonzero(as_tuple=False).T
-      make_case("nms.multi_label.gt", "threshold x=" + C + "x80 value=0.001"),
+      make_case("nms.multi_label.gt", Call::of(ThresholdParams{Shape{candidates, kClasses}, ValNms::conf_thres}).line()),
       make_case("nms.multi_label.nonzero", "nonzero x=" + C + "x80", double(pairs) / double(candidates * kClasses)),
       // x = torch.cat((box[i], x[i, 5 + j, None], j[:, None].float()), 1)
       make_case("nms.multi_label.box", "index x=" + C + "x4 idx=" + P),
@@ -236,7 +238,7 @@ std::vector<Case> yolov5_postprocess(int64_t img, int64_t batch) {
       make_case("nms.sort", "argsort x=" + P + " descending"),
       make_case("nms.sorted", "index x=" + N + "6 idx=" + P),
       // boxes + c (class * max_wh), torchvision.ops.nms(boxes, scores, iou_thres)
-      make_case("nms.nms", "nms boxes=" + N + "4 iou=0.6 batched"),
+      make_case("nms.nms", Call::of(NmsParams{pairs, ValNms::iou_thres, true}).line()),
       // output[xi] = x[i[:max_det]]
       make_case("nms.output", "index x=" + N + "6 idx=" + std::to_string(keep)),
   };

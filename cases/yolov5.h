@@ -54,6 +54,13 @@ Graph yolov5_graph(const Yolov5Variant& v, int64_t img, int64_t batch);
 // The graph's nodes as cases (name and line).
 std::vector<Case> yolov5_forward(const Yolov5Variant& v, int64_t img, int64_t batch);
 
+// val.py's non_max_suppression settings (utils/general.py v7.0, as val.py calls it): the
+// post-processing cases below and the model run (runners/model_run.cpp) both take them from here.
+struct ValNms {
+  static constexpr double conf_thres = 0.001, iou_thres = 0.6;
+  static constexpr int64_t max_nms = 30000, max_det = 300;
+};
+
 // The post-processing op calls of YOLOv5's val.py on a forward's predictions [batch, 25200, 85]
 // (at 640): utils/general.py non_max_suppression with conf_thres 0.001, iou_thres 0.6,
 // multi_label and max_det 300, then val.py process_batch's IoU-threshold matching. Data-

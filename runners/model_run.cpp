@@ -28,9 +28,6 @@ namespace parity {
 
 namespace {
 
-constexpr double kConfThres = 0.001, kIouThres = 0.6;
-constexpr int64_t kMaxNms = 30000, kMaxDet = 300;
-
 // Runs one op on the backend, timing it and dumping it when its name matches.
 class LayerRunner {
  public:
@@ -157,7 +154,7 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::strin
   const std::string src_det = base + ".multi_label.cat:out0", src_sorted = base + ".sorted:out0";
   // i, j = (x[:, 5:] > conf_thres).nonzero(as_tuple=False).T
   const Tensor cls = columns(x, 5, no);
-  const Tensor gt = run.run(base + ".multi_label.gt", Call::of(ThresholdParams{cls.shape(), kConfThres}), {{cls, src_x}});
+  const Tensor gt = run.run(base + ".multi_label.gt", Call::of(ThresholdParams{cls.shape(), ValNms::conf_thres}), {{cls, src_x}});
   const Tensor ij = run.run(base + ".multi_label.nonzero", Call::of(NonzeroParams{gt.shape()}), {{gt, base + ".multi_label.gt:out0"}});
   const int64_t k = ij.shape()[0];
   if (k == 0) return 0;
@@ -174,15 +171,15 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::strin
                        {{bi, base + ".multi_label.box:out0"}, {conf_col, base + ".multi_label.conf:out0"}, {jf, src_ij}});
   // x = x[x[:, 4].argsort(descending=True)[:max_nms]]
   const Tensor order = run.run(base + ".sort", Call::of(ArgsortParams{Shape{k}, true}), {{column(det, 4), src_det}});
-  Tensor order1d(DType::Int64, Shape{std::min(k, kMaxNms)});
+  Tensor order1d(DType::Int64, Shape{std::min(k, ValNms::max_nms)});
   std::memcpy(order1d.mutable_bytes(), order.bytes(), order1d.nbytes());
   det = run.run(base + ".sorted", index_call(IndexParams::Mode::Select, det.shape(), order1d.numel()),
                 {{det, src_det}, {order1d, base + ".sort:out0"}});
   // boxes + c, torchvision.ops.nms(boxes, scores, iou_thres) with c = class * max_wh
-  const Tensor keep = run.run(base + ".nms", Call::of(NmsParams{order1d.numel(), kIouThres, true}),
+  const Tensor keep = run.run(base + ".nms", Call::of(NmsParams{order1d.numel(), ValNms::iou_thres, true}),
                               {{columns(det, 0, 4), src_sorted}, {column(det, 4), src_sorted}, {column(det, 5), src_sorted}});
   // output[xi] = x[i[:max_det]]
-  const int64_t kept = std::min(keep.numel(), kMaxDet);
+  const int64_t kept = std::min(keep.numel(), ValNms::max_det);
   const Tensor out = run.run(base + ".output", index_call(IndexParams::Mode::Select, det.shape(), kept),
                              {{det, src_sorted}, {first_rows(keep, kept), base + ".nms:out0"}});
   return out.shape()[0];
@@ -281,7 +278,7 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
     if (progress) progress(int64_t(g.nodes.size()), int64_t(g.nodes.size()), "post-processing");
     const Tensor obj = column(pred, 4);  // [B, N]
     // xc = prediction[..., 4] > conf_thres
-    const Tensor xc = run.run("nms.xc", Call::of(ThresholdParams{obj.shape(), kConfThres}), {{obj, pred_source}});
+    const Tensor xc = run.run("nms.xc", Call::of(ThresholdParams{obj.shape(), ValNms::conf_thres}), {{obj, pred_source}});
     for (int64_t xi = 0; xi < pred.shape()[0]; ++xi) {
       result.detections.push_back(postprocess_image(run, pred, pred_source, xc, xi));
     }
