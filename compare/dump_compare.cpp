@@ -423,7 +423,8 @@ class Comparer {
         unknown = true;
       }
     }
-    if (unknown && first_origin_index_ >= 0 && (best < 0 || first_origin_index_ < best)) best = first_origin_index_;
+    // Origins are numbered in the order they are found: the first is 0.
+    if (unknown && !origin_names_.empty()) best = 0;
     return best;
   }
 
@@ -435,7 +436,9 @@ class Comparer {
     return "";
   }
 
-  void settle(int side, int64_t i, bool differs, int64_t origin_here, bool steers) {
+  // What the layers downstream read of layer i of `side`: whether it differs, the origin it
+  // carries (or -1), whether its outputs steer what follows.
+  void record_downstream(int side, int64_t i, bool differs, int64_t origin_here, bool steers) {
     differs_[side][size_t(i)] = differs;
     steers_[side][size_t(i)] = steers;
     up_[side][size_t(i)] = origin_here;
@@ -457,7 +460,6 @@ class Comparer {
     r.state = State::Failed;
     const int64_t id = int64_t(origin_names_.size());
     origin_names_.push_back(r.name);
-    if (first_origin_index_ < 0) first_origin_index_ = id;
     origin_id_ = id;
   }
 
@@ -473,7 +475,7 @@ class Comparer {
       // has it, so nothing downstream depends on it having been computed here.
       r.explained = true;
       r.reason += " (computed in this run only, and what it gives is what " + std::string(other) + " used: " + same->second + ")";
-      settle(side, i, false, -1, false);
+      record_downstream(side, i, false, -1, false);
       return r;
     }
     if (up >= 0) {
@@ -489,7 +491,7 @@ class Comparer {
       r.state = State::Failed;
       r.structural = true;
     }
-    settle(side, i, true, up, r.explained);
+    record_downstream(side, i, true, up, r.explained);
     return r;
   }
 
@@ -749,7 +751,7 @@ class Comparer {
         r.state = State::Failed;
         r.structural = true;
       }
-      settle(0, ia, true, up, true), settle(1, ib, true, up, true);
+      record_downstream(0, ia, true, up, true), record_downstream(1, ib, true, up, true);
       return r;
     }
     PairWork& w = judged->second;
@@ -780,12 +782,12 @@ class Comparer {
     const int64_t here = origin_id_ >= 0 ? origin_id_ : up;
     const bool differs = v.differs || !input_finding.empty();
     const bool steers = differs && (steering_difference(la, v) || ca != cb || r.structural);
-    settle(0, ia, differs, here, steers), settle(1, ib, differs, here, steers);
+    record_downstream(0, ia, differs, here, steers), record_downstream(1, ib, differs, here, steers);
     return r;
   }
 
   // What the dump level needs of a paired layer, computed before the walk in execution order
-  // (which settles origins and propagation): the verdict, and an input given that differs.
+  // (which decides origins and propagation): the verdict, and an input given that differs.
   struct PairWork {
     int64_t ib = -1;
     bool same_inputs = false;
@@ -890,7 +892,6 @@ class Comparer {
   std::map<int64_t, std::string> excused_casts_[2];  // precision_cast's by side and index: why
   std::map<int64_t, std::string> excused_recomputed_[2];  // recomputed_as_used's by side and index: where
   std::vector<std::string> origin_names_;
-  int64_t first_origin_index_ = -1;
   int64_t origin_id_ = -1;  // the origin the layer being judged became, or -1
 };
 

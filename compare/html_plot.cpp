@@ -38,7 +38,7 @@ namespace {
 // gives every float output of matching shape effective-precision figures (samples > 0) and no
 // integer or bool output any; so an output with elements and no figures was compared exactly.
 // Its max abs is then a difference of indices, not an error, and must not share the float scale.
-bool compared_exactly(const OutputVerdict& t) { return !t.diff.structural && t.diff.count > 0 && t.precision.samples == 0; }
+bool compared_exactly(const OutputVerdict& t) { return !t.diff.structural && t.diff.count > 0 && t.stats.samples == 0; }
 
 // The order LayerVerdict::worst() uses: most elements out, then the largest error.
 bool worse_than(const TensorDiff& x, const TensorDiff& y) { return x.bad > y.bad || (x.bad == y.bad && x.max_abs > y.max_abs); }

@@ -119,7 +119,7 @@ Sides LayerVerdict::defective() const {
 
 const PrecisionStats* LayerVerdict::precision_stats() const {
   for (const OutputVerdict& t : outputs) {
-    if (t.precision.samples > 0) return &t.precision;
+    if (t.stats.samples > 0) return &t.stats;
   }
   return nullptr;
 }
@@ -306,7 +306,7 @@ class LayerJudge {
   void check(LayerVerdict& v) {
     const Stopwatch watch;
     v_ = std::move(v);
-    profile_ = &precision_profile(v_.precision);
+    profile_ = &precision_profile(v_.profile);
     differences_ = v_.reason;
     std::optional<TorchCallResult> judged_a;
     v_.a = local_check(a_, call_a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
@@ -322,7 +322,7 @@ class LayerJudge {
       a_inputs_.reset();
       v_.b = local_check(b_, call_b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
     }
-    settle();
+    verdict_from_side_checks();
     v_.timing.local_ms = watch.ms();
     v = std::move(v_);
   }
@@ -330,21 +330,21 @@ class LayerJudge {
  private:
   // --precision, made coarser by the outputs' dtypes: a float16 dump is judged as fp16.
   void choose_profile() {
-    v_.precision = o_.precision;
+    v_.profile = o_.precision;
     for (const LayerSide* s : {&a_, &b_}) {
       for (const Tensor& t : s->outputs) {
-        if (is_floating(t.dtype())) v_.precision = coarser(v_.precision, precision_of(t.dtype()));
+        if (is_floating(t.dtype())) v_.profile = coarser(v_.profile, precision_of(t.dtype()));
       }
     }
     for (size_t k = 0; k < std::min(a_.outputs.size(), b_.outputs.size()); ++k) {
       const DType x = a_.outputs[k].dtype(), y = b_.outputs[k].dtype();
       if (x != y && is_floating(x) && is_floating(y)) {
         v_.widened = "A " + std::string(dtype_name(x)) + ", B " + std::string(dtype_name(y)) + ": compared in float64 under " +
-                     precision_profile(v_.precision).name;
+                     precision_profile(v_.profile).name;
         break;
       }
     }
-    profile_ = &precision_profile(v_.precision);
+    profile_ = &precision_profile(v_.profile);
   }
 
   const std::vector<Tensor>& inputs_of_a() {
@@ -401,8 +401,8 @@ class LayerJudge {
       t.diff = compare_tensors(c.x, c.y, tol);
     }
     own_precision(k, c, xv, yv, t);
-    if (t.precision.samples == 0 && is_floating(c.x.dtype()) && same_form) {
-      t.precision = call ? precision_stats(*call, k, in, c.x.shape(), xv, yv, *profile_) : result_stats(c.x.numel(), xv, yv);
+    if (t.stats.samples == 0 && is_floating(c.x.dtype()) && same_form) {
+      t.stats = call ? precision_stats(*call, k, in, c.x.shape(), xv, yv, *profile_) : result_stats(c.x.numel(), xv, yv);
     }
     return t;
   }
@@ -414,10 +414,10 @@ class LayerJudge {
     if (t.diff.state == State::Failed) {
       v_.differs = true;
       if (differences_.empty()) differences_ = t.role + ": " + t.diff.reason;
-    } else if (t.precision.failed) {
+    } else if (t.stats.failed) {
       v_.differs = true;
       if (differences_.empty()) {
-        differences_ = t.role + ": " + (t.precision_of.empty() ? "" : t.precision_of + "'s own ") + precision_failure_note(t.precision, *profile_);
+        differences_ = t.role + ": " + (t.stats_side.empty() ? "" : t.stats_side + "'s own ") + precision_failure_note(t.stats, *profile_);
       }
     }
   }
@@ -428,7 +428,7 @@ class LayerJudge {
     t.identical = true;
     t.diff = TensorDiff{};
     t.diff.count = count;
-    t.precision.samples = is_floating(dtype) ? count : 0;
+    t.stats.samples = is_floating(dtype) ? count : 0;
     if (!mistrust.empty()) t.diff.state = State::Mistrusted, t.diff.reason = mistrust;
   }
 
@@ -459,8 +459,8 @@ class LayerJudge {
       v_.timing.precision_ms += watch.ms();
       if (pa.samples == 0 || pb.samples == 0) return;
       const bool b_worse = pb.failed != pa.failed ? pb.failed : (!pb.exact && (pa.exact || pb.bits < pa.bits));
-      t.precision = b_worse ? pb : pa;
-      t.precision_of = b_worse ? "B" : "A";
+      t.stats = b_worse ? pb : pa;
+      t.stats_side = b_worse ? "B" : "A";
     } catch (const Error&) {
       // Inputs that do not fit the call: the local check says so; no figures here.
     }
@@ -560,7 +560,7 @@ class LayerJudge {
       c.note = role + ": " + judge_labels(r.diff.reason, s_label);
       if (const std::string hint = reduced_precision_hint(r.stats, *profile_); !hint.empty()) c.note += "; " + hint;
     } else if (r.stats.failed) {
-      c.ok = false, c.precision = true;
+      c.ok = false, c.statistical = true;
       c.note = role + ": " + precision_failure_note(r.stats, *profile_);
     } else if (r.diff.state == State::Passed && !r.diff.reason.empty()) {
       c.note += (c.note.empty() ? "" : "; ") + role + ": " + r.diff.reason;
@@ -657,7 +657,9 @@ class LayerJudge {
 
   std::array<std::pair<const char*, const SideCheck*>, 2> sides() const { return {{{"A", &v_.a}, {"B", &v_.b}}}; }
 
-  void settle() {
+  // The verdict from the two local checks: a side that does not match the judge fails the layer;
+  // both matching explain the difference; otherwise it stays UNCHECKED, saying why.
+  void verdict_from_side_checks() {
     const Sides bad = v_.defective();
     if (bad != Sides::None) {
       v_.state = State::Failed;

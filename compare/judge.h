@@ -48,13 +48,14 @@ struct JudgeOptions {
 // entries kept in file order. A missing, mistyped or unknown field is an error naming it.
 std::vector<std::pair<std::regex, ToleranceOverride>> read_tolerance_file(const std::string& path);
 
-// The tolerance for output k of layer `name` running `line` on `inputs` (empty when not at hand:
-// then conv2d falls back to the dtype default) under `profile`, with the options' overrides.
-// `call` is null for a line parity cannot read (an unknown op): the dtype's tolerance then.
+// The tolerance for output k (of `dtype`) of layer `name`, whose op is `op`, running `call` on
+// `inputs` (empty when not at hand: then a dot product falls back to the dtype default) under
+// `profile`, with the options' overrides. `call` is null for a line parity cannot read (an
+// unknown op): the dtype's tolerance then.
 Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile, const std::string& name, const std::string& op,
                           const Call* call, size_t k, DType dtype, const std::vector<Tensor>& inputs);
 
-// Does `actual` hold a correct output k of `line` on `inputs`, given that `expected` is the judge's?
+// Does `actual` hold a correct output k of `call` on `inputs`, given that `expected` is the judge's?
 // compare_tensors under `tol`, except where the op's correct answer is not unique: an nms keep
 // list passes when it is a valid greedy NMS of the inputs up to score ties and IoUs within 1e-5
 // of the threshold; an argsort passes when it is a permutation that sorts its input (ties in any
@@ -100,7 +101,7 @@ struct SideCheck {
   bool ran = false;  // the judge ran on this side's inputs
   bool ok = false;   // and this side's outputs match it
   bool structural = false;  // a mismatch in count, shape or dtype
-  bool precision = false;   // within the element-wise bounds but failing the statistical test
+  bool statistical = false; // within the element-wise bounds but failing the statistical test
   std::string note;  // why not ok, why it could not run, or which freedom a correct answer took (nms, argsort)
 };
 
@@ -110,9 +111,9 @@ struct OutputVerdict {
   TensorDiff diff;         // A against B, element-wise
   // Effective bits and conv2d's statistical test: for conv2d each side's own (sampled elements
   // against their exact dot products on the side's inputs), the worse of the two, with
-  // `precision_of` naming that side; for other ops A against B, and `precision_of` empty.
-  PrecisionStats precision;
-  std::string precision_of;
+  // `stats_side` naming that side; for other ops A against B, and `stats_side` empty.
+  PrecisionStats stats;
+  std::string stats_side;
 };
 
 enum class Sides { None = 0, A = 1, B = 2, Both = 3 };
@@ -133,7 +134,7 @@ struct LayerVerdict {
   SideCheck a, b;
   std::string reason;  // one line: why not a plain PASSED
   std::vector<OutputVerdict> outputs;
-  Precision precision = Precision::Fp32;  // the profile judged against (coarser when the dtypes are)
+  Precision profile = Precision::Fp32;  // the precision profile judged against (coarser when the dtypes are)
   std::string widened;  // "A float32, B float16: compared in float64 under fp16" when dtypes differ
   JudgeTiming timing;
 

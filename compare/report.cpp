@@ -83,12 +83,12 @@ nlohmann::json diff_json(const OutputVerdict& t) {
           {"count", d.count}, {"max_abs", number(d.max_abs)}, {"mean_abs", number(d.mean_abs)}, {"max_rel", number(d.max_rel)},
           {"rmse", number(d.rmse)}, {"cosine", number(d.cosine)}, {"max_ulp", d.max_ulp}, {"out_of_tolerance", d.bad},
           {"nonfinite_mismatches", d.nonfinite_mismatches}, {"worst_index", d.worst_nd}, {"worst_a", number(d.worst_a)},
-          {"worst_b", number(d.worst_b)}, {"tolerance_at_worst", number(d.worst_allowed)}, {"precision", precision_json(t.precision)},
-          {"precision_of", t.precision_of}};
+          {"worst_b", number(d.worst_b)}, {"tolerance_at_worst", number(d.worst_allowed)}, {"precision", precision_json(t.stats)},
+          {"precision_of", t.stats_side}};
 }
 
 nlohmann::json side_json(const SideCheck& c) {
-  return {{"ran", c.ran}, {"ok", c.ok}, {"precision", c.precision}, {"note", c.note}};
+  return {{"ran", c.ran}, {"ok", c.ok}, {"precision", c.statistical}, {"note", c.note}};
 }
 
 }  // namespace
@@ -238,7 +238,7 @@ void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& 
     add(report_row(*l), *l, true);
     if (v.all_tensors && l->verdict.outputs.size() > 1) {
       for (const OutputVerdict& t : l->verdict.outputs) {
-        ReportRow tr = report_row(*l, &t.diff, &t.precision, "  " + l->name + ":" + t.role);
+        ReportRow tr = report_row(*l, &t.diff, &t.stats, "  " + l->name + ":" + t.role);
         tr.note = t.diff.reason;
         add(tr, *l, false);
       }
@@ -303,7 +303,7 @@ void write_csv(const std::string& path, const CompareResult& r) {
     if (outs.empty()) outs.push_back(nullptr);  // a layer judged without outputs (missing, another call) still has its row
     for (const OutputVerdict* t : outs) {
       const TensorDiff d = t ? t->diff : TensorDiff{};
-      const std::string bits = t && t->precision.samples > 0 ? (t->precision.exact ? "exact" : fmt::format("{:.2f}", t->precision.bits)) : "";
+      const std::string bits = t && t->stats.samples > 0 ? (t->stats.exact ? "exact" : fmt::format("{:.2f}", t->stats.bits)) : "";
       s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{}\n", l.index,
                        csv_field(l.name), l.occurrence, l.op, t ? t->role : "", l.verdict_word(), l.explained ? 1 : 0,
                        l.origin ? 1 : 0, sides_name(l.defective), csv_field(l.propagated_from),

@@ -402,8 +402,8 @@ TensorDiff compare_floats(const Tensor& a, const Tensor& b, const Tolerance& tol
 
 }  // namespace
 
-struct TensorCompareStream::State {
-  State(DType d, const Shape& s, Tolerance t) : dtype(d), shape(s), tol(std::move(t)), result(s, tol) {}
+struct TensorCompareStream::Running {
+  Running(DType d, const Shape& s, Tolerance t) : dtype(d), shape(s), tol(std::move(t)), result(s, tol) {}
   DType dtype;
   Shape shape;
   Tolerance tol;
@@ -416,7 +416,7 @@ struct TensorCompareStream::State {
 };
 
 TensorCompareStream::TensorCompareStream(DType dtype, const Shape& shape, Tolerance tol)
-    : s_(std::make_unique<State>(dtype, shape, std::move(tol))) {
+    : s_(std::make_unique<Running>(dtype, shape, std::move(tol))) {
   if (!is_floating(dtype)) throw Error("a streamed comparison takes floats, not " + std::string(dtype_name(dtype)));
 }
 
@@ -425,7 +425,7 @@ TensorCompareStream::~TensorCompareStream() = default;
 int64_t TensorCompareStream::piece_elements() { return 4 * kChunk; }
 
 void TensorCompareStream::feed(const std::byte* a, const std::byte* b, int64_t count) {
-  State& s = *s_;
+  Running& s = *s_;
   visit_dtype(s.dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half>) {
@@ -451,7 +451,7 @@ void TensorCompareStream::feed(const std::byte* a, const std::byte* b, int64_t c
 }
 
 TensorDiff TensorCompareStream::finish() {
-  State& s = *s_;
+  Running& s = *s_;
   TensorDiff r = s.result.finish(nullptr, [&] { return s.next == 0 ? "no elements" : s.a_nonzero ? "" : "A is all zeros"; });
   if (r.worst_index >= 0) r.worst_nd = unravel(s.shape, r.worst_index);
   return r;

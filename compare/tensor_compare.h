@@ -73,8 +73,8 @@ class TensorCompareStream {
   TensorDiff finish();
 
  private:
-  struct State;
-  std::unique_ptr<State> s_;
+  struct Running;  // the sums and the worst element so far
+  std::unique_ptr<Running> s_;
 };
 
 // Why a tensor of expected values proves little when matched: "no elements", "A is all zeros"

@@ -51,9 +51,11 @@ struct AnswerCheck {
 // A planted defect of the faulty backend (kernels/faulty/faulty.h): on a call it `applies` to,
 // `run` gives the defective outputs, given the reference to call.
 struct Defect {
+  enum class Strikes { OneCall, EveryCall };     // without a call number: the first call it applies to, or every one
+  enum class Gives { WrongAnswer, CorrectAnswer };  // CorrectAnswer: another correct one (a tie order), compare must pass it
   std::string name;
-  bool every_call = false;  // strikes every call it applies to unless given a call number
-  bool correct_answer = false;  // gives another correct answer (a tie order): compare must pass it
+  Strikes strikes = Strikes::OneCall;
+  Gives gives = Gives::WrongAnswer;
   std::function<bool(const Call& call, const std::vector<Tensor>& inputs)> applies;
   std::function<std::vector<Tensor>(const Call& call, const std::vector<Tensor>& inputs, const OpFn& ref)> run;
 };

@@ -84,7 +84,7 @@ OpFn cat_op(decltype(&cat_ref) fn) {
 OpTraits cat_traits() {
   OpTraits t = traits_for<CatParams>(cat_op(cat_ref), PARITY_CUDA_OP(cat_op(cat_cuda)));
   t.examples = {"cat x=1x16x8x8,1x16x8x8 dim=1"};
-  t.defects = {{"cat_offset", false, false, [](const Call&, const std::vector<Tensor>& in) { return in.size() >= 2 && in[1].numel() > 0; },
+  t.defects = {{"cat_offset", Defect::Strikes::OneCall, Defect::Gives::WrongAnswer, [](const Call&, const std::vector<Tensor>& in) { return in.size() >= 2 && in[1].numel() > 0; },
                 [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                   // The second input written one element late: everything after the first
                   // input's block of the first outer row moves by one element.

@@ -153,7 +153,7 @@ Tensor rounded(const Tensor& t, const std::string& precision) {
 std::vector<Defect> conv2d_defects() {
   auto any = [](const Call&, const std::vector<Tensor>&) { return true; };
   std::vector<Defect> d = {
-      {"pad", false, false, [](const Call& call, const std::vector<Tensor>&) { return call.params<Conv2dParams>().pad_h > 0; },
+      {"pad", Defect::Strikes::OneCall, Defect::Gives::WrongAnswer, [](const Call& call, const std::vector<Tensor>&) { return call.params<Conv2dParams>().pad_h > 0; },
        [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
          // Row ih is read where ih - 1 belongs: the input moved down one row.
          Tensor x(DType::Float32, in[0].shape());
@@ -165,14 +165,14 @@ std::vector<Defect> conv2d_defects() {
          shifted[0] = x;
          return ref(call, shifted);
        }},
-      {"bias", false, false, [](const Call& call, const std::vector<Tensor>&) { return call.params<Conv2dParams>().bias; },
+      {"bias", Defect::Strikes::OneCall, Defect::Gives::WrongAnswer, [](const Call& call, const std::vector<Tensor>&) { return call.params<Conv2dParams>().bias; },
        [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
          std::vector<Tensor> changed = in;
          changed[2] = in[2].clone();
          changed[2].mutable_data<float>()[in[2].numel() / 2] += 0.05f;
          return ref(call, changed);
        }},
-      {"ktail", false, false, any, [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
+      {"ktail", Defect::Strikes::OneCall, Defect::Gives::WrongAnswer, any, [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
          // The last term of every dot product (the last input channel's last tap) left out.
          std::vector<Tensor> changed = in;
          changed[1] = in[1].clone();
@@ -185,7 +185,7 @@ std::vector<Defect> conv2d_defects() {
     // Inputs and weights rounded, products and sums exact (the reference's float64): TF32
     // tensor cores round the operands and accumulate in float32; float16 and bfloat16 kernels
     // also store their output at that precision.
-    d.push_back({precision, true, false, any, [precision = std::string(precision)](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
+    d.push_back({precision, Defect::Strikes::EveryCall, Defect::Gives::WrongAnswer, any, [precision = std::string(precision)](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                    std::vector<Tensor> changed = in;
                    changed[0] = rounded(in[0], precision), changed[1] = rounded(in[1], precision);
                    std::vector<Tensor> out = ref(call, changed);

@@ -69,7 +69,7 @@ std::unique_ptr<Backend> make_faulty_backend(const std::string& name) {
     }
     throw Error("backend " + name + ": unknown defect '" + defect + "' (known: " + list + ")");
   }
-  int64_t strike = d->every_call ? 0 : 1;
+  int64_t strike = d->strikes == Defect::Strikes::EveryCall ? 0 : 1;
   if (colon != std::string::npos) {
     try {
       strike = std::stoll(rest.substr(colon + 1));

@@ -129,7 +129,7 @@ OpTraits nms_traits() {
                        "keep list is not a valid NMS of its inputs: " + c.violation};
   };
   auto any = [](const Call&, const std::vector<Tensor>&) { return true; };
-  t.defects = {{"nms_tie", false, true, any,
+  t.defects = {{"nms_tie", Defect::Strikes::OneCall, Defect::Gives::CorrectAnswer, any,
                 [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                   // The first two kept boxes of equal score in swapped order: a legitimate tie
                   // order, which compare must pass.
@@ -145,7 +145,7 @@ OpTraits nms_traits() {
                   return out;
                 }},
                // The first box visited is always kept, so any box at all gives a box to drop.
-               {"nms_drop", false, false, [](const Call& call, const std::vector<Tensor>&) { return call.params<NmsParams>().n > 0; },
+               {"nms_drop", Defect::Strikes::OneCall, Defect::Gives::WrongAnswer, [](const Call& call, const std::vector<Tensor>&) { return call.params<NmsParams>().n > 0; },
                 [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                   std::vector<Tensor> out = ref(call, in);
                   const Tensor& y = out[0];

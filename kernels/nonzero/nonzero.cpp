@@ -30,7 +30,7 @@ OpTraits nonzero_traits() {
     rng.fill_bernoulli(x, density);
     return true;
   };
-  t.defects = {{"nonzero_swap", false, false, [](const Call&, const std::vector<Tensor>&) { return true; },
+  t.defects = {{"nonzero_swap", Defect::Strikes::OneCall, Defect::Gives::WrongAnswer, [](const Call&, const std::vector<Tensor>&) { return true; },
                 [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                   // Rows 0 and 1 of the index list swapped.
                   std::vector<Tensor> out = ref(call, in);

@@ -13,7 +13,7 @@ OpTraits silu_traits() {
   // x over (-8, 8): both tails of the sigmoid and the curve between.
   t.seed_input = seed_floats(-8, 8);
   auto any = [](const Call&, const std::vector<Tensor>&) { return true; };
-  t.defects = {{"silu16", false, false, any,
+  t.defects = {{"silu16", Defect::Strikes::OneCall, Defect::Gives::WrongAnswer, any,
                 [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                   // Computed in float16 throughout.
                   std::vector<Tensor> out = ref(call, in);
@@ -25,7 +25,7 @@ OpTraits silu_traits() {
                   }
                   return out;
                 }},
-               {"nan", false, false, any, [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
+               {"nan", Defect::Strikes::OneCall, Defect::Gives::WrongAnswer, any, [](const Call& call, const std::vector<Tensor>& in, const OpFn& ref) {
                   std::vector<Tensor> out = ref(call, in);
                   if (out[0].numel() > 0) out[0].mutable_data<float>()[0] = NAN;
                   return out;

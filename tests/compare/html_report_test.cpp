@@ -27,7 +27,7 @@ OutputVerdict float_output(double max_abs, double tolerance, int64_t bad = 0) {
   t.diff.max_abs = max_abs;
   t.diff.worst_allowed = tolerance;
   if (bad > 0) t.diff.state = State::Failed;
-  t.precision.samples = 100;  // the judge gives every float output of matching shape its figures
+  t.stats.samples = 100;  // the judge gives every float output of matching shape its figures
   return t;
 }
 

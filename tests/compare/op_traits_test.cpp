@@ -70,7 +70,7 @@ TEST(OpTraits, EveryDefectFailsTheJudgeUnlessItIsAnotherCorrectAnswer) {
         applied = true;
         faulty.begin_run();
         const std::string verdict = judged(line, in, backend("ref").run(line, in), faulty.run(line, in));
-        if (d.correct_answer) {
+        if (d.gives == Defect::Gives::CorrectAnswer) {
           EXPECT_EQ(verdict, "") << line;
         } else {
           EXPECT_NE(verdict, "") << line << ": the judge passed a planted defect";

@@ -214,7 +214,7 @@ std::pair<LayerVerdict, LayerVerdict> float16_against_float32(float scale, float
 
 TEST(Precision, Float16DumpAgainstFloat32IsJudgedUnderFp16) {
   const auto [ok, bad] = float16_against_float32(1, 0.05f);
-  EXPECT_EQ(ok.precision, Precision::Fp16);
+  EXPECT_EQ(ok.profile, Precision::Fp16);
   EXPECT_NE(ok.widened.find("A float32, B float16: compared in float64 under fp16"), std::string::npos) << ok.widened;
   EXPECT_EQ(ok.state, State::Passed) << ok.reason;
   EXPECT_FALSE(ok.structural);
@@ -226,7 +226,7 @@ TEST(Precision, Float16OutputsNearZeroRoundOnItsSubnormalGrid) {
   // Outputs of 1e-6 and less (random-weight MobileNet activations under autocast, on an H200):
   // float16 holds them 2^-24 apart, an error no relative model of rounding allows.
   const auto [ok, bad] = float16_against_float32(1e-6f, 2e-5f);
-  EXPECT_EQ(ok.precision, Precision::Fp16);
+  EXPECT_EQ(ok.profile, Precision::Fp16);
   EXPECT_EQ(ok.state, State::Passed) << ok.reason;
   EXPECT_EQ(bad.state, State::Failed) << bad.reason;
   EXPECT_EQ(bad.defective(), Sides::B) << bad.reason;
