@@ -153,14 +153,20 @@ std::vector<Tensor> float32_inputs(std::vector<Tensor> inputs) {
 }
 
 // A side's line read once: its call, or (an op parity does not know, a bad line) why not. `op`
-// is the line's first word either way.
+// is the line's first word either way. A call the caller read already is taken as it is.
 struct ReadCall {
   std::string op;
   std::optional<Call> call;
   std::string error;
 };
-ReadCall read_call(const std::string& line) {
+ReadCall read_call(const LayerSide& s) {
   ReadCall r;
+  if (s.call) {
+    r.op = s.call->op();
+    r.call.emplace(*s.call);
+    return r;
+  }
+  const std::string& line = s.line;
   try {
     r.op = op_name_of(line);
     r.call.emplace(line);
@@ -277,7 +283,7 @@ std::string read_op(const std::string& line) { return line.substr(0, line.find('
 class LayerJudge {
  public:
   LayerJudge(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o)
-      : name_(name), a_(a), b_(b), same_inputs_(same_inputs), o_(o), call_a_(read_call(a.line)), call_b_(read_call(b.line)) {}
+      : name_(name), a_(a), b_(b), same_inputs_(same_inputs), o_(o), call_a_(read_call(a)), call_b_(read_call(b)) {}
 
   // The element-wise pass: v.differs says whether local checks are due.
   LayerVerdict compare() {

@@ -14,6 +14,7 @@
 //   no local check possible UNCHECKED (inputs not recorded, or the judge cannot run the call)
 // The check is symmetric: swapping A and B swaps the defective side and nothing else.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
@@ -82,6 +83,7 @@ std::string output_role(const std::vector<std::string>& roles, size_t k);
 
 struct LayerSide {
   std::string line;                 // the call this side ran
+  std::shared_ptr<const Call> call; // `line` read, where the caller read it already (else the judge reads it)
   std::vector<std::string> roles;   // one per output: "out0", ...
   std::vector<Tensor> outputs;
   std::vector<std::string> hashes;  // of the outputs' bytes, computed from them; empty: not known

@@ -7,14 +7,16 @@
 
 namespace parity {
 
-std::vector<Tensor> seeded_inputs(std::string_view line, uint64_t seed, double density, std::optional<SeedRange> range) {
-  const Call call(line);
+namespace {
+
+// Tensor k of `call` drawn from RngStream(seed, key, k).
+std::vector<Tensor> seeded(const Call& call, std::string_view key, uint64_t seed, double density, std::optional<SeedRange> range) {
   const OpTraits& op = call.traits();
   std::vector<Tensor> out;
   uint32_t k = 0;
   for (const TensorSpec& s : call.inputs()) {
     Tensor t(s.dtype, s.shape);
-    const RngStream rng(seed, line, k++);
+    const RngStream rng(seed, key, k++);
     if (range) {
       const bool u8 = s.dtype == DType::UInt8;
       rng.fill_uniform(t, u8 ? std::max(range->lo, 0.0) : range->lo, u8 ? std::min(std::max(range->hi, 1.0), 256.0) : range->hi);
@@ -30,6 +32,16 @@ std::vector<Tensor> seeded_inputs(std::string_view line, uint64_t seed, double d
     out.push_back(std::move(t));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> seeded_inputs(std::string_view line, uint64_t seed, double density, std::optional<SeedRange> range) {
+  return seeded(Call(line), line, seed, density, range);
+}
+
+std::vector<Tensor> seeded_inputs(const Call& call, uint64_t seed, double density, std::optional<SeedRange> range) {
+  return seeded(call, call.line(), seed, density, range);
 }
 
 }  // namespace parity

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "kernels/call.h"
 
 namespace parity {
 
@@ -22,6 +23,10 @@ struct SeedRange {
 // The line as the caller wrote it keys the streams (core/rng.h), so the inputs stay what they
 // were for every case file and golden pack. Throws parity::Error for a bad line.
 std::vector<Tensor> seeded_inputs(std::string_view line, uint64_t seed, double density = 0.5,
+                                  std::optional<SeedRange> range = std::nullopt);
+// The same for a call already read: tensor k is drawn from RngStream(seed, call.line(), k), the
+// canonical line (a case file's lines are canonical, so a case gives the same bits either way).
+std::vector<Tensor> seeded_inputs(const Call& call, uint64_t seed, double density = 0.5,
                                   std::optional<SeedRange> range = std::nullopt);
 
 }  // namespace parity

@@ -1,10 +1,10 @@
 #include "runners/replay.h"
 
-
 #include "compare/judge.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "kernels/backend.h"
+#include "kernels/seeded_inputs.h"
 #include "runners/inputs.h"
 
 namespace parity {
@@ -32,7 +32,8 @@ std::vector<DumpTensor> outputs_as_dump(const std::vector<Tensor>& ts) {
 CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a, DumpWriter* dump_b) {
   CaseResult r;
   const Backend &a = backend(o.backend_a), &b = backend(o.backend_b);
-  const std::string op = op_name_of(c.line);
+  const Call call(c.line);  // read once: everything below takes the call
+  const std::string& op = call.op();
   for (const Backend* be : {&a, &b}) {
     if (const std::string why = be->unavailable_reason(); !why.empty()) {
       r.state = State::Skipped;
@@ -50,17 +51,16 @@ CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a
   const DumpLayer* recorded = nullptr;
   if (o.inputs_dump) {
     // A case the dump did not run has no inputs to replay: said, not an error of the run.
-    recorded = dump_layer_for(c, *o.inputs_dump, r.reason);
+    recorded = dump_layer_for(c.name, call, *o.inputs_dump, r.reason);
     if (!recorded) {
       r.state = State::Skipped;
       return r;
     }
   }
-  const std::vector<Tensor> in = recorded               ? inputs_from_dump(c, *o.inputs_dump, *recorded)
-                                 : o.inputs_dir.empty() ? seeded_inputs(c, o.seed)
-                                                        : inputs_from_folder(c, o.inputs_dir);
+  const std::vector<Tensor> in = recorded               ? inputs_from_dump(call, *o.inputs_dump, *recorded)
+                                 : o.inputs_dir.empty() ? seeded_inputs(call, o.seed, c.density)
+                                                        : inputs_from_folder(c.name, call, o.inputs_dir);
   std::vector<Tensor> out_a, out_b;
-  const Call call(c.line);
   r.ms_a = run_timed(a, call, in, out_a);  // an error here is the case's own: it propagates
   try {
     r.ms_b = run_timed(b, call, in, out_b);
@@ -75,7 +75,7 @@ CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a
   if (dump_b) dump_b->add_layer(c.name, c.line, r.ms_b, as_dump(specs, in), outputs_as_dump(out_b));
   auto side = [&](std::vector<Tensor> out) {
     LayerSide s;
-    s.line = c.line;
+    s.line = c.line, s.call = std::make_shared<const Call>(call);
     for (size_t k = 0; k < out.size(); ++k) s.roles.push_back(output_role(k));
     s.outputs = std::move(out);
     s.inputs = [&in] { return in; };
