@@ -173,6 +173,13 @@ TEST_F(CompareCli, DefectIsCaughtAndBisectedWithRerun) {
                        "(ref): B does not match, aten matches"),
             std::string::npos)
       << r.out;
+  // The rerun judges under bisect's own tolerance (it once built default options of its own):
+  // exact, LibTorch's rounding no longer reproduces A's output.
+  r = run_parity({"bisect", dump("ref"), dump("faulty:bias:4"), "--rerun", "aten", "--atol", "0", "--rtol", "0"});
+  EXPECT_NE(r.out.find("rerun of model.2.m.0.cv1.conv on aten with A's inputs: aten differs from A's output; against the judge "
+                       "(ref): A matches, aten does not match"),
+            std::string::npos)
+      << r.out;
   // Filters and tolerance overrides.
   r = run_parity({"compare", dump("ref"), dump("faulty:bias:4"), "--layers", "^model\\.0\\."});
   EXPECT_EQ(r.exit_code, 0) << r.out;
