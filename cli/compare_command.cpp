@@ -100,9 +100,9 @@ std::string not_comparable(const Dump& a, const Dump& b) {
   if (a.layers.size() + b.layers.size() < 3) return "";
   auto call = [](const DumpLayer& l) {
     try {
-      return canonical_line(l.params);  // params: the layer's whole op line
+      return canonical_line(l.line);  // params: the layer's whole op line
     } catch (const Error&) {
-      return l.params;  // an op parity does not know: as written
+      return l.line;  // an op parity does not know: as written
     }
   };
   std::map<std::pair<std::string, int64_t>, const DumpLayer*> in_b;
@@ -234,8 +234,8 @@ void rerun(const Options& o, const JudgeOptions& jo, const Dump& a, const Dump& 
     }
     const LayerSide recorded = layer_side(*d, *l);
     LayerSide again;
-    again.line = l->params, again.roles = recorded.roles, again.inputs = recorded.inputs;
-    again.outputs = be.run(l->params, recorded.inputs());
+    again.line = l->line, again.roles = recorded.roles, again.inputs = recorded.inputs;
+    again.outputs = be.run(l->line, recorded.inputs());
     const LayerVerdict v = judge_layer(l->name, recorded, again, true, jo);
     std::string what;
     if (!v.differs) {
@@ -294,7 +294,7 @@ int bisect(const Options& o) {
                origin.defective != Sides::None ? sides_name(origin.defective)
                : origin.rewired                ? "neither kernel: the model code feeds this layer otherwise on the two runs (another layer, view or copy)"
                                                : "neither kernel: the data the two runs were given",
-               origin.reason, origin.params);
+               origin.reason, origin.line);
     std::vector<std::string> propagated;
     for (const LayerReport& l : r.layers) {
       if (!l.propagated_from.empty()) propagated.push_back(l.name);

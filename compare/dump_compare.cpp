@@ -45,14 +45,14 @@ namespace {
 // A PyTorch factory (torch.zeros(4, 3), arange) takes no tensor: its inputs are all recorded, none.
 bool takes_no_tensor(const DumpLayer& l) {
   static const std::regex tensor_field(R"((^| )in[0-9]+(_[0-9]+)?=)");
-  return l.inputs.empty() && l.op.rfind("torch.", 0) == 0 && !std::regex_search(l.params, tensor_field);
+  return l.inputs.empty() && l.op.rfind("torch.", 0) == 0 && !std::regex_search(l.line, tensor_field);
 }
 
 }  // namespace
 
 LayerSide layer_side(const Dump& d, const DumpLayer& l) {
   LayerSide s;
-  s.line = l.params;
+  s.line = l.line;
   for (const DumpTensorInfo& t : l.outputs) {
     s.roles.push_back(t.role);
     s.outputs.push_back(d.load(t));
@@ -147,7 +147,7 @@ void add_inputs(const Dump& d, const DumpLayer& l, bool stream, LayerSide& side)
 
 std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, const Dump& b, const DumpLayer& lb, bool stream) {
   std::pair<LayerSide, LayerSide> s;
-  s.first.line = la.params, s.second.line = lb.params;
+  s.first.line = la.line, s.second.line = lb.line;
   for (size_t k = 0; k < std::max(la.outputs.size(), lb.outputs.size()); ++k) {
     const DumpTensorInfo* ta = k < la.outputs.size() ? &la.outputs[k] : nullptr;
     const DumpTensorInfo* tb = k < lb.outputs.size() ? &lb.outputs[k] : nullptr;
@@ -300,8 +300,8 @@ ReadLines read_lines(const Dump& d) {
   ReadLines r;
   r.calls.reserve(d.layers.size()), r.canonical.reserve(d.layers.size());
   for (const DumpLayer& l : d.layers) {
-    r.calls.push_back(is_known_op(op_name_of(l.params)) ? std::make_shared<const Call>(l.params) : nullptr);
-    r.canonical.push_back(r.calls.back() ? r.calls.back()->line() : canonical_call(l.params));
+    r.calls.push_back(is_known_op(op_name_of(l.line)) ? std::make_shared<const Call>(l.line) : nullptr);
+    r.canonical.push_back(r.calls.back() ? r.calls.back()->line() : canonical_call(l.line));
   }
   return r;
 }
@@ -454,7 +454,7 @@ class Comparer {
 
   LayerReport report_for(const DumpLayer& l) const {
     LayerReport r;
-    r.name = l.name, r.op = l.op, r.params = l.params, r.index = l.index, r.occurrence = l.occurrence;
+    r.name = l.name, r.op = l.op, r.line = l.line, r.index = l.index, r.occurrence = l.occurrence;
     return r;
   }
 
@@ -745,14 +745,14 @@ class Comparer {
     const int64_t up_b = upstream(1, ib);
     if (up_b >= 0 && (up < 0 || up_b < up)) up = up_b;
     const std::string &ca = lines_[0].canonical[size_t(ia)], &cb = lines_[1].canonical[size_t(ib)];
-    if (ca != cb) r.params_b = lb.params;
+    if (ca != cb) r.line_b = lb.line;
     origin_id_ = -1;
     // Lines that differ only in the input shapes they name are the same call when those shapes
     // followed data that steers (a count upstream differs); otherwise the model code differs.
     const bool shapes_followed_data = ca != cb && (!steering_source(0, ia).empty() || !steering_source(1, ib).empty());
     const auto judged = work_.find(ia);  // judge_pairs judged the pairs that ran the same call
     if (judged == work_.end() || (ca != cb && !shapes_followed_data)) {
-      r.reason = "B ran another call: " + lb.params;
+      r.reason = "B ran another call: " + lb.line;
       if (up >= 0) {
         propagate(r, up);
       } else {

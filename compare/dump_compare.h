@@ -37,8 +37,8 @@ struct CompareOptions {
 };
 
 struct LayerReport {
-  std::string name, op, params;  // A's call (B's when only B has the layer)
-  std::string params_b;          // B's call when it is written otherwise
+  std::string name, op, line;  // A's call (B's when only B has the layer)
+  std::string line_b;          // B's call when it is written otherwise
   int64_t index = -1;            // in dump A (B when A lacks the layer)
   int64_t occurrence = 0;        // among layers of the same name
   State state = State::Passed;

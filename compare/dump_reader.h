@@ -29,7 +29,7 @@ struct DumpTensorInfo {
 struct DumpLayer {
   int64_t index = 0;
   int64_t occurrence = 0;  // 0 for the first layer of its name, 1 for the second...: pairs layers
-  std::string name, op, params;
+  std::string name, op, line;  // line: the op line, as the manifest's `params` field gives it
   double time_ms = 0;
   std::vector<DumpTensorInfo> inputs, outputs;
 };

@@ -199,15 +199,15 @@ std::vector<TensorSpec> read_call(const json& l, DumpLayer& layer) {
   if (layer.op.empty() || std::any_of(layer.op.begin(), layer.op.end(), is_space)) bad("", "op", "\"" + layer.op + "\" is not one word");
   const bool known = is_known_op(layer.op);
   if (!find(l, "params") && known) bad("", "params", "missing (required for " + layer.op + ", an op parity knows)");
-  layer.params = optional_string(l, "", "params", layer.op);
-  if (std::all_of(layer.params.begin(), layer.params.end(), is_space)) bad("", "params", "empty");
-  if (const std::string first = op_name_of(layer.params); first != layer.op) {
+  layer.line = optional_string(l, "", "params", layer.op);
+  if (std::all_of(layer.line.begin(), layer.line.end(), is_space)) bad("", "params", "empty");
+  if (const std::string first = op_name_of(layer.line); first != layer.op) {
     bad("", "params", "starts with \"" + first + "\", the op is \"" + layer.op + "\"");
   }
   if (!known) return {};
   try {
-    canonical_line(layer.params);
-    return op_inputs(layer.params);
+    canonical_line(layer.line);
+    return op_inputs(layer.line);
   } catch (const Error& e) {
     bad("", "params", e.what());
   }

@@ -259,8 +259,8 @@ void write_json(const std::string& path, const CompareResult& r, const ReportHea
   for (const LayerReport& l : r.layers) {
     nlohmann::json outs = nlohmann::json::array();
     for (const OutputVerdict& t : l.verdict.outputs) outs.push_back(diff_json(t));
-    layers.push_back({{"index", l.index}, {"occurrence", l.occurrence}, {"name", l.name}, {"op", l.op}, {"params", l.params},
-                      {"params_b", l.params_b}, {"state", l.verdict_word()}, {"structural", l.structural},
+    layers.push_back({{"index", l.index}, {"occurrence", l.occurrence}, {"name", l.name}, {"op", l.op}, {"params", l.line},
+                      {"params_b", l.line_b}, {"state", l.verdict_word()}, {"structural", l.structural},
                       {"explained", l.explained}, {"origin", l.origin}, {"defective", sides_name(l.defective)},
                       {"propagated_from", l.propagated_from}, {"reason", l.reason}, {"note", l.note()},
                       {"effective_bits", l.verdict.precision_stats() && !l.verdict.precision_stats()->exact

@@ -100,7 +100,7 @@ std::vector<GoldenLayerResult> check_golden_pack(const std::string& dir, const s
   std::vector<GoldenLayerResult> results;
   for (const DumpLayer& l : d.layers) {
     GoldenLayerResult r;
-    r.pack = pack, r.layer = l.name, r.line = l.params;
+    r.pack = pack, r.layer = l.name, r.line = l.line;
     if (const std::string why = be.unavailable_reason(); !why.empty()) {
       r.state = State::Skipped, r.reason = why;
     } else if (!be.supports(l.op)) {
@@ -109,8 +109,8 @@ std::vector<GoldenLayerResult> check_golden_pack(const std::string& dir, const s
       // A = the pack's expected outputs, B = the backend on the pack's inputs: judged as compare judges.
       const LayerSide expected = layer_side(d, l);
       LayerSide actual;
-      actual.line = l.params, actual.roles = expected.roles, actual.inputs = expected.inputs;
-      actual.outputs = be.run(l.params, expected.inputs());
+      actual.line = l.line, actual.roles = expected.roles, actual.inputs = expected.inputs;
+      actual.outputs = be.run(l.line, expected.inputs());
       const LayerVerdict v = judge_layer(l.name, expected, actual, true, JudgeOptions{});
       for (const OutputVerdict& t : v.outputs) r.max_abs = std::max(r.max_abs, t.diff.max_abs);
       r.state = v.state, r.explained = v.explained, r.structural = v.structural, r.reason = v.reason;

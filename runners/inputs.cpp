@@ -30,12 +30,12 @@ const DumpLayer* dump_layer_for(const std::string& name, const Call& call, const
     if (l.name != name) continue;
     std::string line;
     try {
-      line = canonical_line(l.params);
+      line = canonical_line(l.line);
     } catch (const Error&) {
-      line = l.params;  // an op parity does not know: never the case's call
+      line = l.line;  // an op parity does not know: never the case's call
     }
     if (line == call.line()) return &l;
-    other = l.params;
+    other = l.line;
   }
   why_not = other.empty() ? "no layer " + name + " in " + d.dir
                           : "layer " + name + " of " + d.dir + " runs '" + other + "', not this call";

@@ -252,7 +252,7 @@ TEST_F(NearThreshold, CorrectSidesPassAndADefectIsFound) {
   EXPECT_TRUE(r.layers[1].explained) << r.layers[1].note();  // gt: one element flipped
   EXPECT_TRUE(r.layers[2].explained) << r.layers[2].note();  // nonzero: one row more or less
   EXPECT_TRUE(r.layers[3].explained) << r.layers[3].note();  // index: another call, by its shapes
-  EXPECT_FALSE(r.layers[3].params_b.empty());
+  EXPECT_FALSE(r.layers[3].line_b.empty());
   // The same, with B's nonzero rows swapped: a defect behind a legitimate count difference.
   write_chain(dir.file("c"), backend("aten"), true, "faulty:nonzero_swap");
   r = compare_dumps(read_dump(dir.file("a")), read_dump(dir.file("c")), CompareOptions{});

@@ -69,8 +69,8 @@ TEST(Manifest, OnlyRequiredFieldsReadWithDefaults) {
   const DumpLayer &stem = d.layers[0], &bn = d.layers[1];
   EXPECT_EQ(stem.index, 0);
   EXPECT_EQ(bn.index, 1);  // its position
-  EXPECT_EQ(stem.params, "silu x=2x3");
-  EXPECT_EQ(bn.params, "torch.batch_norm");  // an unknown op's params default to the op
+  EXPECT_EQ(stem.line, "silu x=2x3");
+  EXPECT_EQ(bn.line, "torch.batch_norm");  // an unknown op's params default to the op
   EXPECT_EQ(bn.time_ms, 0);
   EXPECT_EQ(stem.inputs[0].role, "x");    // a known op's input: the role its line gives it
   EXPECT_EQ(bn.inputs[0].role, "in0");    // an unknown op's: in<k>
@@ -198,7 +198,7 @@ TEST(Manifest, UnknownOpFieldsInAnyOrderAreTheSameCall) {
   ASSERT_EQ(r.layers.size(), 2u);
   EXPECT_EQ(r.layers[1].state, State::Passed) << r.layers[1].note();
   EXPECT_FALSE(r.layers[1].structural);
-  EXPECT_EQ(r.layers[1].params_b, "");
+  EXPECT_EQ(r.layers[1].line_b, "");
 
   const Dump c = read_dump(write_dump(tmp.file("c"), with_bn_params("torch.batch_norm in0=2x3 eps=1e-03 momentum=0.1"), kX));
   r = compare_dumps(a, c, CompareOptions{});
@@ -223,7 +223,7 @@ TEST(Manifest, CallsDifferingOnlyInDeviceOrFloatingDtypeAreTheSameCall) {
     const std::string da = tmp.file("a" + std::to_string(n)), db = tmp.file("b" + std::to_string(n++));
     const CompareResult r = compare_dumps(read_dump(write_dump(da, layer_with(line_a), kX)),
                                           read_dump(write_dump(db, layer_with(line_b), kX)), CompareOptions{});
-    return std::make_tuple(r.layers.at(1).state, r.layers.at(1).structural, r.layers.at(1).params_b);
+    return std::make_tuple(r.layers.at(1).state, r.layers.at(1).structural, r.layers.at(1).line_b);
   };
   const std::vector<std::pair<std::string, std::string>> same = {
       {"torch.arange arg0=80 device=device(type='cpu') dtype=torch.float64", "torch.arange arg0=80 device=device(type='cuda',index=0) dtype=torch.float32"},
