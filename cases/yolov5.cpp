@@ -4,11 +4,14 @@
 
 #include "core/error.h"
 #include "core/shape.h"
+#include "kernels/argsort/argsort.h"
 #include "kernels/cat/cat.h"
 #include "kernels/conv2d/conv2d.h"
 #include "kernels/detect_decode/detect_decode.h"
+#include "kernels/index/index.h"
 #include "kernels/maxpool2d/maxpool2d.h"
 #include "kernels/nms/nms.h"
+#include "kernels/nonzero/nonzero.h"
 #include "kernels/op_line.h"
 #include "kernels/threshold/threshold.h"
 
@@ -210,6 +213,37 @@ Case make_case(const std::string& name, const std::string& line, double density 
 }
 }  // namespace
 
+namespace {
+
+// An index call on x: a boolean mask of n rows (Mask), n rows of dim 0 (Select), or n (row,
+// column) pairs (Pairs).
+Call index_call(IndexParams::Mode mode, const Shape& x, int64_t n) {
+  IndexParams p;
+  p.mode = mode;
+  p.x = x;
+  if (mode == IndexParams::Mode::Mask) p.mask = Shape{n};
+  p.n = n;
+  return Call::of(p);
+}
+
+}  // namespace
+
+Call ValNms::objectness(int64_t batch, int64_t preds) { return Call::of(ThresholdParams{Shape{batch, preds}, conf_thres}); }
+Call ValNms::candidates_of(int64_t preds, int64_t outputs) {
+  return index_call(IndexParams::Mode::Mask, Shape{preds, outputs}, preds);
+}
+Call ValNms::class_test(int64_t candidates, int64_t classes) { return Call::of(ThresholdParams{Shape{candidates, classes}, conf_thres}); }
+Call ValNms::class_pairs(int64_t candidates, int64_t classes) { return Call::of(NonzeroParams{Shape{candidates, classes}}); }
+Call ValNms::pair_boxes(int64_t candidates, int64_t pairs) { return index_call(IndexParams::Mode::Select, Shape{candidates, 4}, pairs); }
+Call ValNms::pair_scores(int64_t candidates, int64_t outputs, int64_t pairs) {
+  return index_call(IndexParams::Mode::Pairs, Shape{candidates, outputs}, pairs);
+}
+Call ValNms::detections(int64_t pairs) { return Call::of(CatParams{{Shape{pairs, 4}, Shape{pairs, 1}, Shape{pairs, 1}}, 1}); }
+Call ValNms::score_order(int64_t pairs) { return Call::of(ArgsortParams{Shape{pairs}, true}); }
+Call ValNms::sorted_detections(int64_t pairs, int64_t sorted) { return index_call(IndexParams::Mode::Select, Shape{pairs, 6}, sorted); }
+Call ValNms::suppression(int64_t sorted) { return Call::of(NmsParams{sorted, iou_thres, true}); }
+Call ValNms::output(int64_t sorted, int64_t kept) { return index_call(IndexParams::Mode::Select, Shape{sorted, 6}, kept); }
+
 std::vector<Case> yolov5_postprocess(int64_t img, int64_t batch) {
   if (img <= 0 || img % 32 != 0) throw Error("image size " + std::to_string(img) + " is not a positive multiple of 32");
   // Predictions per image: three anchors per cell of the 8-, 16- and 32-stride grids.
@@ -218,29 +252,21 @@ std::vector<Case> yolov5_postprocess(int64_t img, int64_t batch) {
   // 40% of predictions pass the objectness test, and 0.5% of (candidate, class) pairs the
   // class-confidence one (4032 pairs at 640, "several thousand" boxes into nms).
   const int64_t candidates = preds * 2 / 5, pairs = std::max<int64_t>(1, candidates * kClasses / 200);
-  const int64_t keep = std::min<int64_t>(ValNms::max_det, pairs);
-  const int64_t labels = 20;                           // ground-truth boxes of a COCO image, typical
-  const std::string P = std::to_string(pairs), C = std::to_string(candidates);
-  const std::string N = std::to_string(pairs) + "x";
+  const int64_t sorted = std::min(pairs, ValNms::max_nms), keep = std::min(ValNms::max_det, sorted);
+  const int64_t labels = 20;  // ground-truth boxes of a COCO image, typical
+  const auto step = [](const std::string& name, const Call& call, double density = 0.5) { return make_case(name, call.line(), density); };
   std::vector<Case> out = {
-      // non_max_suppression: xc = prediction[..., 4] > conf_thres
-      make_case("nms.xc", Call::of(ThresholdParams{Shape{batch, preds}, ValNms::conf_thres}).line()),
-      // x = x[xc[xi]]  (per image)
-      make_case("nms.x", "index x=" + std::to_string(preds) + "x85 mask=" + std::to_string(preds), double(candidates) / double(preds)),
-      // multi_label: i, j = (x[:, 5:] > conf_thres).nonzero(as_tuple=False).T
-      make_case("nms.multi_label.gt", Call::of(ThresholdParams{Shape{candidates, kClasses}, ValNms::conf_thres}).line()),
-      make_case("nms.multi_label.nonzero", "nonzero x=" + C + "x80", double(pairs) / double(candidates * kClasses)),
-      // x = torch.cat((box[i], x[i, 5 + j, None], j[:, None].float()), 1)
-      make_case("nms.multi_label.box", "index x=" + C + "x4 idx=" + P),
-      make_case("nms.multi_label.conf", "index x=" + C + "x85 pairs=" + P),
-      make_case("nms.multi_label.cat", "cat x=" + N + "4," + N + "1," + N + "1 dim=1"),
-      // x = x[x[:, 4].argsort(descending=True)[:max_nms]]
-      make_case("nms.sort", "argsort x=" + P + " descending"),
-      make_case("nms.sorted", "index x=" + N + "6 idx=" + P),
-      // boxes + c (class * max_wh), torchvision.ops.nms(boxes, scores, iou_thres)
-      make_case("nms.nms", Call::of(NmsParams{pairs, ValNms::iou_thres, true}).line()),
-      // output[xi] = x[i[:max_det]]
-      make_case("nms.output", "index x=" + N + "6 idx=" + std::to_string(keep)),
+      step("nms.xc", ValNms::objectness(batch, preds)),
+      step("nms.x", ValNms::candidates_of(preds, kOutputs), double(candidates) / double(preds)),
+      step("nms.multi_label.gt", ValNms::class_test(candidates, kClasses)),
+      step("nms.multi_label.nonzero", ValNms::class_pairs(candidates, kClasses), double(pairs) / double(candidates * kClasses)),
+      step("nms.multi_label.box", ValNms::pair_boxes(candidates, pairs)),
+      step("nms.multi_label.conf", ValNms::pair_scores(candidates, kOutputs, pairs)),
+      step("nms.multi_label.cat", ValNms::detections(pairs)),
+      step("nms.sort", ValNms::score_order(pairs)),
+      step("nms.sorted", ValNms::sorted_detections(pairs, sorted)),
+      step("nms.nms", ValNms::suppression(sorted)),
+      step("nms.output", ValNms::output(sorted, keep)),
   };
   // val.py process_batch: for each IoU threshold t of 0.5:0.95,
   //   x = torch.where((iou >= t) & correct_class); matches = cat(stack(x, 1), iou[x[0], x[1]][:, None])

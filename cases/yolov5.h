@@ -14,6 +14,7 @@
 
 #include "cases/case_file.h"
 #include "core/shape.h"
+#include "kernels/call.h"
 
 namespace parity {
 
@@ -59,6 +60,23 @@ std::vector<Case> yolov5_forward(const Yolov5Variant& v, int64_t img, int64_t ba
 struct ValNms {
   static constexpr double conf_thres = 0.001, iou_thres = 0.6;
   static constexpr int64_t max_nms = 30000, max_det = 300;
+
+  // Its calls for one image, from the counts its data made: `preds` predictions of `outputs`
+  // values (85), `candidates` past the objectness test, `pairs` (candidate, class) past the class
+  // test, `sorted` of them kept by the max_nms cut, `kept` by nms and max_det. The case list
+  // (yolov5_postprocess, at realistic counts) and the model run (runners/model_run.cpp, at the
+  // counts its data gives) both build every call here.
+  static Call objectness(int64_t batch, int64_t preds);      // xc = prediction[..., 4] > conf_thres
+  static Call candidates_of(int64_t preds, int64_t outputs);  // x = x[xc[xi]]
+  static Call class_test(int64_t candidates, int64_t classes);  // x[:, 5:] > conf_thres
+  static Call class_pairs(int64_t candidates, int64_t classes);  // i, j = (...).nonzero().T
+  static Call pair_boxes(int64_t candidates, int64_t pairs);      // box[i]
+  static Call pair_scores(int64_t candidates, int64_t outputs, int64_t pairs);  // x[i, 5 + j, None]
+  static Call detections(int64_t pairs);                      // cat((box[i], score, j.float()), 1)
+  static Call score_order(int64_t pairs);                     // x[:, 4].argsort(descending=True)
+  static Call sorted_detections(int64_t pairs, int64_t sorted);  // x[order[:max_nms]]
+  static Call suppression(int64_t sorted);                    // torchvision.ops.nms(boxes + c, scores, iou_thres)
+  static Call output(int64_t sorted, int64_t kept);           // x[i[:max_det]]
 };
 
 // The post-processing op calls of YOLOv5's val.py on a forward's predictions [batch, 25200, 85]

@@ -14,13 +14,7 @@
 #include "core/npy.h"
 #include "core/rng.h"
 #include "core/stopwatch.h"
-#include "kernels/argsort/argsort.h"
 #include "kernels/backend.h"
-#include "kernels/cat/cat.h"
-#include "kernels/index/index.h"
-#include "kernels/nms/nms.h"
-#include "kernels/nonzero/nonzero.h"
-#include "kernels/threshold/threshold.h"
 #include "runners/dump.h"
 #include "runners/weights.h"
 
@@ -115,17 +109,6 @@ Tensor int64_column(const Tensor& pairs, int64_t col, int64_t add) {
   return out;
 }
 
-// The post-processing's index calls on x: a boolean mask of n rows (Mask), n rows of dim 0
-// (Select), or n (row, column) pairs (Pairs).
-Call index_call(IndexParams::Mode mode, const Shape& x, int64_t n) {
-  IndexParams p;
-  p.mode = mode;
-  p.x = x;
-  if (mode == IndexParams::Mode::Mask) p.mask = Shape{n};
-  p.n = n;
-  return Call::of(p);
-}
-
 // val.py's non_max_suppression for image xi of the Detect output pred [B, N, 85] (produced as
 // `pred_source`). Every input names the layer output it is taken from, however it was reshaped.
 int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::string& pred_source, const Tensor& xc, int64_t xi) {
@@ -136,8 +119,7 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::strin
   std::memcpy(mask.mutable_bytes(), xc.bytes() + size_t(xi * n_pred), size_t(n_pred));
   // x = x[xc[xi]]
   // A copy of the layer's output: the dump writer may still be reading it when x changes below.
-  Tensor x = run.run(base + ".x", index_call(IndexParams::Mode::Mask, img.shape(), n_pred), {{img, pred_source}, {mask, "nms.xc:out0"}})
-                 .clone();
+  Tensor x = run.run(base + ".x", ValNms::candidates_of(n_pred, no), {{img, pred_source}, {mask, "nms.xc:out0"}}).clone();
   const int64_t n = x.shape()[0];
   if (n == 0) return 0;
   // x[:, 5:] *= x[:, 4:5]; box = xywh2xyxy(x[:, :4])   (float32, as torch computes them)
@@ -154,33 +136,31 @@ int64_t postprocess_image(LayerRunner& run, const Tensor& pred, const std::strin
   const std::string src_det = base + ".multi_label.cat:out0", src_sorted = base + ".sorted:out0";
   // i, j = (x[:, 5:] > conf_thres).nonzero(as_tuple=False).T
   const Tensor cls = columns(x, 5, no);
-  const Tensor gt = run.run(base + ".multi_label.gt", Call::of(ThresholdParams{cls.shape(), ValNms::conf_thres}), {{cls, src_x}});
-  const Tensor ij = run.run(base + ".multi_label.nonzero", Call::of(NonzeroParams{gt.shape()}), {{gt, base + ".multi_label.gt:out0"}});
+  const Tensor gt = run.run(base + ".multi_label.gt", ValNms::class_test(n, no - 5), {{cls, src_x}});
+  const Tensor ij = run.run(base + ".multi_label.nonzero", ValNms::class_pairs(n, no - 5), {{gt, base + ".multi_label.gt:out0"}});
   const int64_t k = ij.shape()[0];
   if (k == 0) return 0;
   const Tensor i = int64_column(ij, 0, 0), j5 = int64_column(ij, 1, 5);
   // torch.cat((box[i], x[i, 5 + j, None], j[:, None].float()), 1)
-  const Tensor bi = run.run(base + ".multi_label.box", index_call(IndexParams::Mode::Select, box.shape(), k), {{box, src_x}, {i, src_ij}});
-  Tensor conf =
-      run.run(base + ".multi_label.conf", index_call(IndexParams::Mode::Pairs, x.shape(), k), {{x, src_x}, {i, src_ij}, {j5, src_ij}});
+  const Tensor bi = run.run(base + ".multi_label.box", ValNms::pair_boxes(n, k), {{box, src_x}, {i, src_ij}});
+  Tensor conf = run.run(base + ".multi_label.conf", ValNms::pair_scores(n, no, k), {{x, src_x}, {i, src_ij}, {j5, src_ij}});
   Tensor jf(DType::Float32, Shape{k, 1});
   for (int64_t r = 0; r < k; ++r) jf.mutable_data<float>()[r] = float(j5.data<int64_t>()[r] - 5);
   Tensor conf_col(DType::Float32, Shape{k, 1});
   std::memcpy(conf_col.mutable_bytes(), conf.bytes(), conf.nbytes());
-  Tensor det = run.run(base + ".multi_label.cat", Call::of(CatParams{{bi.shape(), conf_col.shape(), jf.shape()}, 1}),
+  Tensor det = run.run(base + ".multi_label.cat", ValNms::detections(k),
                        {{bi, base + ".multi_label.box:out0"}, {conf_col, base + ".multi_label.conf:out0"}, {jf, src_ij}});
   // x = x[x[:, 4].argsort(descending=True)[:max_nms]]
-  const Tensor order = run.run(base + ".sort", Call::of(ArgsortParams{Shape{k}, true}), {{column(det, 4), src_det}});
+  const Tensor order = run.run(base + ".sort", ValNms::score_order(k), {{column(det, 4), src_det}});
   Tensor order1d(DType::Int64, Shape{std::min(k, ValNms::max_nms)});
   std::memcpy(order1d.mutable_bytes(), order.bytes(), order1d.nbytes());
-  det = run.run(base + ".sorted", index_call(IndexParams::Mode::Select, det.shape(), order1d.numel()),
-                {{det, src_det}, {order1d, base + ".sort:out0"}});
+  det = run.run(base + ".sorted", ValNms::sorted_detections(k, order1d.numel()), {{det, src_det}, {order1d, base + ".sort:out0"}});
   // boxes + c, torchvision.ops.nms(boxes, scores, iou_thres) with c = class * max_wh
-  const Tensor keep = run.run(base + ".nms", Call::of(NmsParams{order1d.numel(), ValNms::iou_thres, true}),
+  const Tensor keep = run.run(base + ".nms", ValNms::suppression(order1d.numel()),
                               {{columns(det, 0, 4), src_sorted}, {column(det, 4), src_sorted}, {column(det, 5), src_sorted}});
   // output[xi] = x[i[:max_det]]
   const int64_t kept = std::min(keep.numel(), ValNms::max_det);
-  const Tensor out = run.run(base + ".output", index_call(IndexParams::Mode::Select, det.shape(), kept),
+  const Tensor out = run.run(base + ".output", ValNms::output(det.shape()[0], kept),
                              {{det, src_sorted}, {first_rows(keep, kept), base + ".nms:out0"}});
   return out.shape()[0];
 }
@@ -278,7 +258,7 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
     if (progress) progress(int64_t(g.nodes.size()), int64_t(g.nodes.size()), "post-processing");
     const Tensor obj = column(pred, 4);  // [B, N]
     // xc = prediction[..., 4] > conf_thres
-    const Tensor xc = run.run("nms.xc", Call::of(ThresholdParams{obj.shape(), ValNms::conf_thres}), {{obj, pred_source}});
+    const Tensor xc = run.run("nms.xc", ValNms::objectness(obj.shape()[0], obj.shape()[1]), {{obj, pred_source}});
     for (int64_t xi = 0; xi < pred.shape()[0]; ++xi) {
       result.detections.push_back(postprocess_image(run, pred, pred_source, xc, xi));
     }
