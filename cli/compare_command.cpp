@@ -100,7 +100,7 @@ std::string not_comparable(const Dump& a, const Dump& b) {
   if (a.layers.size() + b.layers.size() < 3) return "";
   auto call = [](const DumpLayer& l) {
     try {
-      return canonical_line(l.line);  // params: the layer's whole op line
+      return canonical_line(l.line);  // the layer's whole op line
     } catch (const Error&) {
       return l.line;  // an op parity does not know: as written
     }

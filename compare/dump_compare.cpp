@@ -291,7 +291,7 @@ std::vector<AlignedLayer> alignment_of(const Dump& d, const std::vector<std::str
 }
 
 // Each layer's line read once for the whole comparison: its call (null for an op parity does not
-// know, which the judge reads and refuses) and its canonical_call.
+// know: the judge hands those to LibTorch by their line) and its canonical_call.
 struct ReadLines {
   std::vector<std::shared_ptr<const Call>> calls;
   std::vector<std::string> canonical;

@@ -15,6 +15,9 @@
 
 namespace parity {
 
+std::string output_role(size_t k) { return "out" + std::to_string(k); }
+std::string output_role(const std::vector<std::string>& roles, size_t k) { return k < roles.size() ? roles[k] : output_role(k); }
+
 namespace fs = std::filesystem;
 
 namespace {

@@ -17,6 +17,11 @@
 
 namespace parity {
 
+// How output k is named where nothing else names it: "out0", "out1", ...; with `roles`, its
+// recorded role where there is one.
+std::string output_role(size_t k);
+std::string output_role(const std::vector<std::string>& roles, size_t k);
+
 struct DumpTensorInfo {
   std::string role, file, dtype, source, hash;  // hash: as recorded, empty when none (Dump::hash_of)
   std::vector<int64_t> shape;

@@ -9,6 +9,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "compare/dump_reader.h"
 #include "compare/tolerance.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -99,9 +100,6 @@ TensorDiff judge_output(const Call& call, size_t k, const std::vector<Tensor>& i
   const AnswerCheck c = op.check_answer(call, inputs, actual);
   return accept_if(d, c.valid, c.allowed, c.violation);
 }
-
-std::string output_role(size_t k) { return "out" + std::to_string(k); }
-std::string output_role(const std::vector<std::string>& roles, size_t k) { return k < roles.size() ? roles[k] : output_role(k); }
 
 const char* sides_name(Sides s) {
   switch (s) {
@@ -531,15 +529,16 @@ class LayerJudge {
   };
 
   // Side s's output k against the judge's `expected`: streamed from where it is stored when it
-  // has the judge's dtype and shape (its bytes checked against the store's record before any
-  // figure is used; a float output has one correct answer, so judge_output's freedoms do not
-  // apply), else loaded whole and judged by judge_output.
+  // is a float output of the judge's dtype and shape and the op has one correct answer (its
+  // bytes checked against the store's record before any figure is used), else loaded whole and
+  // judged by judge_output, which asks the op's check_answer.
   OutputCheck against_judge(const LayerSide& s, size_t k, const Call& call, const std::string& op, const Tensor& expected,
                             const std::vector<Tensor>& inputs) const {
     OutputCheck r;
     const bool dots = call.traits().dot_products && k == 0;
     const Tensor& listed = s.outputs[k];  // where the side's output is stored, its dtype and shape only
-    if (stored(s, k) && is_floating(expected.dtype()) && expected.dtype() == listed.dtype() && expected.shape() == listed.shape()) {
+    if (stored(s, k) && !call.traits().check_answer && is_floating(expected.dtype()) && expected.dtype() == listed.dtype() &&
+        expected.shape() == listed.shape()) {
       const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, expected.dtype(), inputs);
       const auto keep = std::make_shared<const std::vector<int64_t>>(sampled_elements(&call, k, expected.shape(), inputs));
       const StreamedPair p =

@@ -76,11 +76,6 @@ struct StoredOutput {
   std::function<Tensor()> load;
 };
 
-// How output k is named where nothing else names it: "out0", "out1", ...; with `roles`, its
-// recorded role where there is one.
-std::string output_role(size_t k);
-std::string output_role(const std::vector<std::string>& roles, size_t k);
-
 struct LayerSide {
   std::string line;                 // the call this side ran
   std::shared_ptr<const Call> call; // `line` read, where the caller read it already (else the judge reads it)

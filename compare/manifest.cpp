@@ -12,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/dump_reader.h"
-#include "compare/judge.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "kernels/backend.h"

@@ -40,8 +40,8 @@ std::vector<Tensor> seeded_inputs(std::string_view line, uint64_t seed, double d
   return seeded(Call(line), line, seed, density, range);
 }
 
-std::vector<Tensor> seeded_inputs(const Call& call, uint64_t seed, double density, std::optional<SeedRange> range) {
-  return seeded(call, call.line(), seed, density, range);
+std::vector<Tensor> seeded_inputs(const Call& call, std::string_view line, uint64_t seed, double density, std::optional<SeedRange> range) {
+  return seeded(call, line, seed, density, range);
 }
 
 }  // namespace parity

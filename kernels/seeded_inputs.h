@@ -24,9 +24,8 @@ struct SeedRange {
 // were for every case file and golden pack. Throws parity::Error for a bad line.
 std::vector<Tensor> seeded_inputs(std::string_view line, uint64_t seed, double density = 0.5,
                                   std::optional<SeedRange> range = std::nullopt);
-// The same for a call already read: tensor k is drawn from RngStream(seed, call.line(), k), the
-// canonical line (a case file's lines are canonical, so a case gives the same bits either way).
-std::vector<Tensor> seeded_inputs(const Call& call, uint64_t seed, double density = 0.5,
+// The same for a call already read from `line`: tensor k is drawn from RngStream(seed, line, k).
+std::vector<Tensor> seeded_inputs(const Call& call, std::string_view line, uint64_t seed, double density = 0.5,
                                   std::optional<SeedRange> range = std::nullopt);
 
 }  // namespace parity

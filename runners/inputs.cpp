@@ -8,6 +8,7 @@
 namespace parity {
 
 std::vector<Tensor> seeded_inputs(const Case& c, uint64_t seed) { return seeded_inputs(c.line, seed, c.density); }
+std::vector<Tensor> seeded_inputs(const Case& c, const Call& call, uint64_t seed) { return seeded_inputs(call, c.line, seed, c.density); }
 
 std::vector<Tensor> inputs_from_folder(const std::string& name, const Call& call, const std::string& dir) {
   std::vector<Tensor> out;

@@ -15,6 +15,8 @@
 namespace parity {
 
 std::vector<Tensor> seeded_inputs(const Case& c, uint64_t seed);
+// The same with the case's call already read: the same bits.
+std::vector<Tensor> seeded_inputs(const Case& c, const Call& call, uint64_t seed);
 
 // The functions below take the case's call read once (Call(c.line)) and its name.
 

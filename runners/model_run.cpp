@@ -7,7 +7,7 @@
 #include <regex>
 
 #include "cases/yolov5.h"
-#include "compare/judge.h"
+#include "compare/dump_reader.h"
 #include "core/error.h"
 #include "core/gpu.h"
 #include "core/hash.h"

@@ -1,10 +1,10 @@
 #include "runners/replay.h"
 
+#include "compare/dump_reader.h"
 #include "compare/judge.h"
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "kernels/backend.h"
-#include "kernels/seeded_inputs.h"
 #include "runners/inputs.h"
 
 namespace parity {
@@ -58,7 +58,7 @@ CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a
     }
   }
   const std::vector<Tensor> in = recorded               ? inputs_from_dump(call, *o.inputs_dump, *recorded)
-                                 : o.inputs_dir.empty() ? seeded_inputs(call, o.seed, c.density)
+                                 : o.inputs_dir.empty() ? seeded_inputs(c, call, o.seed)
                                                         : inputs_from_folder(c.name, call, o.inputs_dir);
   std::vector<Tensor> out_a, out_b;
   r.ms_a = run_timed(a, call, in, out_a);  // an error here is the case's own: it propagates

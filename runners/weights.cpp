@@ -61,9 +61,10 @@ Weights calibrated_weights(const Yolov5Variant& v, uint64_t seed) {
     rng.fill_uniform(t, -b, b);
     w[key] = t;
   }
-  // Layer by layer on the reference: scale each conv's weight and bias so that its output has
-  // the target standard deviation over the calibration image (He's rule alone lets the signal
-  // shrink or grow tenfold across 60 layers with residual adds and concatenations).
+  // Layer by layer on the reference: scale the parameters of each layer that has some (the convs'
+  // weight and bias) so that its output has the target standard deviation over the calibration
+  // image (He's rule alone lets the signal shrink or grow tenfold across 60 layers with residual
+  // adds and concatenations).
   Tensor image(DType::Float32, g.input);
   RngStream(seed, "calibration-input", 0).fill_uniform(image, 0, 1);
   std::vector<Tensor> values(g.nodes.size());
