@@ -98,13 +98,7 @@ std::string not_comparable(const Dump& a, const Dump& b) {
     }
   }
   if (a.layers.size() + b.layers.size() < 3) return "";
-  auto call = [](const DumpLayer& l) {
-    try {
-      return canonical_line(l.line);  // the layer's whole op line
-    } catch (const Error&) {
-      return l.line;  // an op parity does not know: as written
-    }
-  };
+  auto call = [](const DumpLayer& l) { return l.call ? l.call->line() : l.line; };  // an op parity does not know: as written
   std::map<std::pair<std::string, int64_t>, const DumpLayer*> in_b;
   for (const DumpLayer& l : b.layers) in_b[{l.name, l.occurrence}] = &l;
   size_t same = 0;

@@ -52,7 +52,7 @@ bool takes_no_tensor(const DumpLayer& l) {
 
 LayerSide layer_side(const Dump& d, const DumpLayer& l) {
   LayerSide s;
-  s.line = l.line;
+  s.line = l.line, s.call = l.call;
   for (const DumpTensorInfo& t : l.outputs) {
     s.roles.push_back(t.role);
     s.outputs.push_back(d.load(t));
@@ -148,6 +148,7 @@ void add_inputs(const Dump& d, const DumpLayer& l, bool stream, LayerSide& side)
 std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, const Dump& b, const DumpLayer& lb, bool stream) {
   std::pair<LayerSide, LayerSide> s;
   s.first.line = la.line, s.second.line = lb.line;
+  s.first.call = la.call, s.second.call = lb.call;
   for (size_t k = 0; k < std::max(la.outputs.size(), lb.outputs.size()); ++k) {
     const DumpTensorInfo* ta = k < la.outputs.size() ? &la.outputs[k] : nullptr;
     const DumpTensorInfo* tb = k < lb.outputs.size() ? &lb.outputs[k] : nullptr;
@@ -290,20 +291,13 @@ std::vector<AlignedLayer> alignment_of(const Dump& d, const std::vector<std::str
   return out;
 }
 
-// Each layer's line read once for the whole comparison: its call (null for an op parity does not
-// know: the judge hands those to LibTorch by their line) and its canonical_call.
-struct ReadLines {
-  std::vector<std::shared_ptr<const Call>> calls;
-  std::vector<std::string> canonical;
-};
-ReadLines read_lines(const Dump& d) {
-  ReadLines r;
-  r.calls.reserve(d.layers.size()), r.canonical.reserve(d.layers.size());
-  for (const DumpLayer& l : d.layers) {
-    r.calls.push_back(is_known_op(op_name_of(l.line)) ? std::make_shared<const Call>(l.line) : nullptr);
-    r.canonical.push_back(r.calls.back() ? r.calls.back()->line() : canonical_call(l.line));
-  }
-  return r;
+// Each layer's canonical_call, once for the whole comparison (a known op's from the call its
+// manifest was read with).
+std::vector<std::string> canonical_calls(const Dump& d) {
+  std::vector<std::string> out;
+  out.reserve(d.layers.size());
+  for (const DumpLayer& l : d.layers) out.push_back(l.call ? l.call->line() : canonical_call(l.line));
+  return out;
 }
 
 const DumpTensorInfo* input_named(const DumpLayer& l, const std::string& role) {
@@ -352,12 +346,12 @@ class Comparer {
       : a_(a), b_(b), o_(o), up_{std::vector<int64_t>(a.layers.size(), -1), std::vector<int64_t>(b.layers.size(), -1)},
         differs_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)},
         steers_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)},
-        b_of_a_(a.layers.size(), -1), a_of_b_(b.layers.size(), -1), lines_{read_lines(a), read_lines(b)} {}
+        b_of_a_(a.layers.size(), -1), a_of_b_(b.layers.size(), -1), canonical_{canonical_calls(a), canonical_calls(b)} {}
 
   CompareResult run() {
     CompareResult res;
     res.provenance = provenance();
-    b_of_a_ = align_layers(alignment_of(a_, lines_[0].canonical), alignment_of(b_, lines_[1].canonical));
+    b_of_a_ = align_layers(alignment_of(a_, canonical_[0]), alignment_of(b_, canonical_[1]));
     for (size_t i = 0; i < a_.layers.size(); ++i) {
       if (b_of_a_[i] >= 0) a_of_b_[size_t(b_of_a_[i])] = int64_t(i);
     }
@@ -744,7 +738,7 @@ class Comparer {
     int64_t up = upstream(0, ia);
     const int64_t up_b = upstream(1, ib);
     if (up_b >= 0 && (up < 0 || up_b < up)) up = up_b;
-    const std::string &ca = lines_[0].canonical[size_t(ia)], &cb = lines_[1].canonical[size_t(ib)];
+    const std::string &ca = canonical_[0][size_t(ia)], &cb = canonical_[1][size_t(ib)];
     if (ca != cb) r.line_b = lb.line;
     origin_id_ = -1;
     // Lines that differ only in the input shapes they name are the same call when those shapes
@@ -797,19 +791,12 @@ class Comparer {
   // What the dump level needs of a paired layer, computed before the walk in execution order
   // (which decides origins and propagation): the verdict, and an input given that differs.
   struct PairWork {
-    int64_t ia = -1, ib = -1;
+    int64_t ib = -1;
     bool same_inputs = false;
     std::string input_finding;
     std::vector<std::string> rounded_inputs;  // given inputs one side took rounded to --precision
     LayerVerdict verdict;
   };
-
-  // layer_sides with each side's call as this comparison read it.
-  std::pair<LayerSide, LayerSide> judged_sides(const DumpLayer& la, const DumpLayer& lb, const PairWork& w, bool stream) const {
-    std::pair<LayerSide, LayerSide> s = layer_sides(a_, la, b_, lb, stream);
-    s.first.call = lines_[0].calls[size_t(w.ia)], s.second.call = lines_[1].calls[size_t(w.ib)];
-    return s;
-  }
 
   // Judges every pair that ran the same call, on the threads available: first the element-wise
   // pass of all of them, then the local checks of those that differ. A layer's verdict depends on
@@ -819,10 +806,10 @@ class Comparer {
     for (size_t i = 0; i < a_.layers.size(); ++i) {
       if (b_of_a_[i] < 0) continue;
       const DumpLayer &la = a_.layers[i], &lb = b_.layers[size_t(b_of_a_[i])];
-      if (!same_call(la, lb, lines_[0].canonical[i], lines_[1].canonical[size_t(b_of_a_[i])]) || la.inputs.size() != lb.inputs.size()) {
+      if (!same_call(la, lb, canonical_[0][i], canonical_[1][size_t(b_of_a_[i])]) || la.inputs.size() != lb.inputs.size()) {
         continue;
       }
-      work_[int64_t(i)].ia = int64_t(i), work_[int64_t(i)].ib = b_of_a_[i];
+      work_[int64_t(i)].ib = b_of_a_[i];
       judged.push_back(int64_t(i));
     }
     const auto each = [&](const std::vector<int64_t>& layers, const std::function<void(const DumpLayer&, const DumpLayer&, PairWork&)>& fn) {
@@ -843,7 +830,7 @@ class Comparer {
       for (const DumpTensorInfo& t : lb.inputs) b_.check_later(t);
       w.input_finding = unproduced_input_difference(la, lb, w.rounded_inputs);
       w.same_inputs = same_input_bytes(la, lb);
-      const auto [sa, sb] = judged_sides(la, lb, w, true);
+      const auto [sa, sb] = layer_sides(a_, la, b_, lb, true);
       w.verdict = compare_layer_outputs(la.name, sa, sb, w.same_inputs, o_.judge);
     });
     // The inputs (some of whose elements the pass read) are checked before anything is reported
@@ -856,7 +843,7 @@ class Comparer {
     }
     Stopwatch local;
     each(differing, [&](const DumpLayer& la, const DumpLayer& lb, PairWork& w) {
-      const auto [sa, sb] = judged_sides(la, lb, w, false);
+      const auto [sa, sb] = layer_sides(a_, la, b_, lb, false);
       check_layer_locally(la.name, sa, sb, w.same_inputs, o_.judge, w.verdict);
     });
     timing.local_s = local.seconds();
@@ -903,7 +890,7 @@ class Comparer {
   // Rounding differences in float values never steer.
   std::vector<char> steers_[2];
   std::vector<int64_t> b_of_a_, a_of_b_;  // the paired layer on the other side, or -1
-  const ReadLines lines_[2];  // each layer's call and canonical_call, by side
+  const std::vector<std::string> canonical_[2];  // each layer's canonical_call, by side
   std::map<int64_t, PairWork> work_;      // by A index: the pairs judged
   std::vector<std::string> one_sided_casts_;  // layers precision_cast excused
   std::map<int64_t, std::string> excused_casts_[2];  // precision_cast's by side and index: why

@@ -14,6 +14,7 @@
 
 #include "core/npy.h"
 #include "core/tensor.h"
+#include "kernels/call.h"
 
 namespace parity {
 
@@ -35,6 +36,7 @@ struct DumpLayer {
   int64_t index = 0;
   int64_t occurrence = 0;  // 0 for the first layer of its name, 1 for the second...: pairs layers
   std::string name, op, line;  // line: the op line, as the manifest's `params` field gives it
+  std::shared_ptr<const Call> call;  // `line` read once, when the manifest is: null for an op parity does not know
   double time_ms = 0;
   std::vector<DumpTensorInfo> inputs, outputs;
 };

@@ -205,8 +205,8 @@ std::vector<TensorSpec> read_call(const json& l, DumpLayer& layer) {
   }
   if (!known) return {};
   try {
-    canonical_line(layer.line);
-    return op_inputs(layer.line);
+    layer.call = std::make_shared<const Call>(layer.line);
+    return layer.call->inputs();
   } catch (const Error& e) {
     bad("", "params", e.what());
   }

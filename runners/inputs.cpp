@@ -29,13 +29,7 @@ const DumpLayer* dump_layer_for(const std::string& name, const Call& call, const
   std::string other;  // a layer of the case's name that runs another call, for the reason
   for (const DumpLayer& l : d.layers) {
     if (l.name != name) continue;
-    std::string line;
-    try {
-      line = canonical_line(l.line);
-    } catch (const Error&) {
-      line = l.line;  // an op parity does not know: never the case's call
-    }
-    if (line == call.line()) return &l;
+    if (l.call && l.call->line() == call.line()) return &l;  // an op parity does not know has no call
     other = l.line;
   }
   why_not = other.empty() ? "no layer " + name + " in " + d.dir
