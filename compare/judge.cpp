@@ -427,6 +427,8 @@ class LayerJudge {
   }
 
   static bool stored(const LayerSide& s, size_t k) { return k < s.stored.size() && s.stored[k].read; }
+  // Output k whole: loaded from where it is stored (checked), or as the side holds it.
+  static Tensor whole_output(const LayerSide& s, size_t k) { return stored(s, k) ? s.stored[k].load() : s.outputs[k]; }
 
   static void identical(DType dtype, int64_t count, const std::string& mistrust, OutputVerdict& t) {
     t.identical = true;
@@ -548,8 +550,7 @@ class LayerJudge {
       if (dots) r.stats = precision_stats(call, k, inputs, expected.shape(), values_of(expected), kept_values(keep, p.kept_b, name_), *profile_);
       return r;
     }
-    const Tensor actual = stored(s, k) ? s.stored[k].load() : listed;
-    const Comparable p = comparable(expected, actual);
+    const Comparable p = comparable(expected, whole_output(s, k));
     const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, p.dtype, inputs);
     r.diff = judge_output(call, k, inputs, p.x, p.y, tol);
     if (dots && !r.diff.structural) r.stats = precision_stats(call, k, inputs, p.x, p.y, *profile_);
@@ -618,7 +619,7 @@ class LayerJudge {
       return read.op.size() > tail.size() && read.op.compare(read.op.size() - tail.size(), tail.size(), tail) == 0;
     };
     if (judged.size() != 2 || !(ends_with(".sort") || ends_with(".topk"))) return "";
-    const std::vector<Tensor> own = {stored(s, 0) ? s.stored[0].load() : s.outputs[0], stored(s, 1) ? s.stored[1].load() : s.outputs[1]};
+    const std::vector<Tensor> own = {whole_output(s, 0), whole_output(s, 1)};
     try {
       const std::string why = reinterpret_cast<AtenTiedIndicesFn>(aten_plugin_symbol("parity_aten_tied_indices"))(s.line, inputs, own);
       checked = why.empty();
@@ -636,8 +637,7 @@ class LayerJudge {
   // tolerance (it runs the call once more per float input).
   TensorDiff against_torch(const LayerSide& s, const ReadCall& read, size_t k, const TorchCallResult& judged,
                            const std::vector<Tensor>& inputs) const {
-    const Tensor actual = stored(s, k) ? s.stored[k].load() : s.outputs[k];
-    const Comparable p = comparable(judged.outputs[k], actual);
+    const Comparable p = comparable(judged.outputs[k], whole_output(s, k));
     Tolerance tol = layer_tolerance(o_, *profile_, name_, read.op, nullptr, k, p.dtype, inputs);
     if (k < judged.bound_sums.size() && judged.bound_sums[k].defined() && judged.bound_sums[k].numel() == p.x.numel()) {
       const auto sums = std::make_shared<const Tensor>(judged.bound_sums[k]);

@@ -129,7 +129,7 @@ Args read_args(const std::string& line, size_t tensors) {
       } else {
         o.scalar = python_number(m[3]);
         if (!o.scalar) throw Error("argument " + std::to_string(i) + " is not a number: " + std::string(m[3]));
-        o.integral = m[3].str().find_first_of(".eEn") == std::string::npos;  // no point, exponent, inf or nan
+        o.integral = integral_text(m[3]);
       }
       by_position[i] = o;
     } else {
@@ -304,14 +304,14 @@ std::vector<Tensor> arithmetic_call(const std::string& op, const Kind& kind_foun
   const std::optional<Kind> kind = kind_found;
   Args args = read_args(line, in.size());
   if (!args.tensor_keywords.empty()) throw Error(op + " with a tensor passed by keyword");
-  at::Scalar alpha(int64_t(1));  // an integral alpha: integer tensors refuse a floating one
+  at::Scalar alpha(int64_t(1));
   for (const auto& [key, value] : args.keywords) {
     const std::optional<double> a = python_number(value);
     if (key == "inplace" && a && kind->unary) continue;  // F.relu(x, inplace=True): the recorded input is the value before
     if (key != "alpha" || !a || !kind->binary || (*kind->binary != Binary::Add && *kind->binary != Binary::Sub)) {
       throw Error("argument " + key + "=" + value + " of " + op + " is not one this reads");
     }
-    alpha = integral_text(value) ? at::Scalar(int64_t(*a)) : at::Scalar(*a);
+    alpha = *python_scalar(value);
   }
   // F.relu(x, True): the second positional is `inplace`.
   if (kind->unary && op.rfind("torch.nn.functional.", 0) == 0 && args.positional.size() == 2 && args.positional[1].scalar &&

@@ -36,6 +36,12 @@ bool integral_text(const std::string& t) {
   return python_number(t) && t != "True" && t != "False" && t.find_first_of(".eEn") == std::string::npos;
 }
 
+std::optional<c10::Scalar> python_scalar(const std::string& text) {
+  const std::optional<double> v = python_number(text);
+  if (!v) return std::nullopt;
+  return integral_text(text) ? c10::Scalar(int64_t(*v)) : c10::Scalar(*v);
+}
+
 namespace {
 
 // How a correct float32 result may stray from the exact one, beyond a few roundings.
@@ -251,9 +257,8 @@ std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, 
       if (o.text != "True" && o.text != "False") return std::nullopt;
       return c10::IValue(o.text == "True");
     case K::NumberType: {
-      const auto v = python_number(o.text);
-      if (!v) return std::nullopt;
-      return integral_text(o.text) ? c10::IValue(at::Scalar(int64_t(*v))) : c10::IValue(at::Scalar(*v));
+      const std::optional<c10::Scalar> v = python_scalar(o.text);
+      return v ? std::optional<c10::IValue>(c10::IValue(*v)) : std::nullopt;
     }
     case K::StringType:
       if (o.text.size() < 2 || (o.text.front() != '\'' && o.text.front() != '"') || o.text.back() != o.text.front()) return std::nullopt;
@@ -447,8 +452,8 @@ std::vector<at::Tensor> run_index(bool set, const Args& a, const std::vector<at:
   const Operand& v = a.positional[2];
   if (v.tensor) {
     y.index_put_(key, tensors[*v.tensor]);
-  } else if (const auto n = python_number(v.text); n && v.tensor_list.empty()) {
-    y.index_put_(key, integral_text(v.text) ? at::Scalar(int64_t(*n)) : at::Scalar(*n));
+  } else if (const auto n = python_scalar(v.text); n && v.tensor_list.empty()) {
+    y.index_put_(key, *n);
   } else {
     throw Error("the assigned value is not recorded in full");
   }

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <c10/core/Scalar.h>
+
 #include "core/tensor.h"
 #include "kernels/aten_plugin.h"
 
@@ -14,6 +16,9 @@ namespace parity {
 std::optional<double> python_number(const std::string& text);
 // A Python int as repr() writes it (2, -3): neither bool, point, exponent, inf nor nan.
 bool integral_text(const std::string& text);
+// The Scalar PyTorch makes of that number: an int for an int (integer tensors refuse a floating
+// one), else a double; nullopt for anything else.
+std::optional<c10::Scalar> python_scalar(const std::string& text);
 
 // `op` (torch.Tensor.<name>, torch.nn.functional.<name>, torch.<name>) with the recorded line and
 // the call's tensors in recorded order. Throws parity::Error saying why the call is not one this
