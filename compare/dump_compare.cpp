@@ -676,6 +676,33 @@ class Comparer {
     return *cur;
   }
 
+  // A side's input that is not what its recorded views and copies (`via`) make of that side's own
+  // producer output: a wrong copy kernel, a wrong transpose, a value written between two layers.
+  // Each side is checked against itself, so two correct runs whose producers differ by rounding
+  // pass whatever the precision; "" when every such input of the layer holds.
+  std::string copy_finding(int side, const DumpLayer& l) const {
+    for (const DumpTensorInfo& t : l.inputs) {
+      if (!t.derived || t.via.empty()) continue;
+      const DumpTensorInfo* out = source_output(side, t);
+      if (!out) continue;
+      const ViaCheck c = check_via(dump(side).load(*out), dump(side).load(t), t.via);
+      if (c.checked && !c.mismatch.empty()) {
+        return std::string(side == 0 ? "A" : "B") + "'s input " + t.role + " is not " + t.source + " through " + via_text(t.via) +
+               ": " + c.mismatch;
+      }
+    }
+    return "";
+  }
+
+  // The output an input names as its source, in the same dump; null when none is there.
+  const DumpTensorInfo* source_output(int side, const DumpTensorInfo& t) const {
+    if (t.source_layer < 0) return nullptr;
+    const std::string role = t.source.substr(t.source.rfind(':') + 1);
+    const std::vector<DumpTensorInfo>& outs = dump(side).layers[size_t(t.source_layer)].outputs;
+    const auto out = std::find_if(outs.begin(), outs.end(), [&](const DumpTensorInfo& o) { return o.role == role; });
+    return out == outs.end() ? nullptr : &*out;
+  }
+
   // An input taken from the same producer on both sides, a producer whose outputs agree within
   // tolerance, yet the input itself differs beyond it: the view or copy between the producer and
   // this layer (a chunk, a crop, a slice) is not the same on both sides. Each side may match the
@@ -688,6 +715,16 @@ class Comparer {
       if (!ta.derived && !tb.derived) continue;
       if (ta.source_layer < 0 || tb.source_layer < 0 || b_of_a_[size_t(ta.source_layer)] != tb.source_layer) continue;
       if (differs_[0][size_t(ta.source_layer)] || differs_[1][size_t(tb.source_layer)]) continue;
+      if (!ta.via.empty() && !tb.via.empty()) {
+        // Each side's copy is checked against its own producer (copy_finding); what is left to
+        // compare is which elements the two chains take, and where they put them.
+        const DumpTensorInfo *pa = source_output(0, ta), *pb = source_output(1, tb);
+        if (!pa || !pb || pa->shape != pb->shape) continue;
+        const std::vector<int64_t> from_a = via_sources(pa->shape, ta.via), from_b = via_sources(pb->shape, tb.via);
+        if (from_a.empty() || from_b.empty() || (from_a == from_b && ta.shape == tb.shape)) continue;
+        return "input " + ta.role + " takes other elements of " + ta.source + ": A through " + via_text(ta.via) + ", B through " +
+               via_text(tb.via) + ": the view or copy between them differs (the model code)";
+      }
       const std::string what = "input " + ta.role + " differs though its producer " + ta.source + " agrees";
       if (ta.dtype != tb.dtype || ta.shape != tb.shape) {
         return what + " (A " + ta.dtype + " " + Shape(ta.shape).str() + ", B " + tb.dtype + " " + Shape(tb.shape).str() +
@@ -763,9 +800,18 @@ class Comparer {
     r.reason = v.reason;
     std::string rewired = v.differs && up < 0 ? rewired_input(la, lb) : "";
     if (rewired.empty() && v.differs && up < 0 && v.state != State::Failed) rewired = inconsistent_input(la, lb);
+    // Copies are checked where the layer's outputs differ: a wrong copy that changes nothing
+    // downstream is no finding.
+    const std::string copy_a = v.differs && input_finding.empty() ? copy_finding(0, la) : "";
+    const std::string copy_b = v.differs && input_finding.empty() ? copy_finding(1, lb) : "";
     if (!input_finding.empty()) {
       make_origin(r);
       r.reason = input_finding + (v.reason.empty() ? "" : "; " + v.reason);
+    } else if (!copy_a.empty() || !copy_b.empty()) {
+      make_origin(r);
+      const Sides copies = copy_a.empty() ? Sides::B : copy_b.empty() ? Sides::A : Sides::Both;
+      r.defective = Sides(int(copies) | int(v.defective()));
+      r.reason = copy_a + (copy_a.empty() || copy_b.empty() ? "" : "; ") + copy_b + (v.reason.empty() ? "" : "; " + v.reason);
     } else if (!rewired.empty()) {
       make_origin(r);
       r.structural = r.rewired = true;

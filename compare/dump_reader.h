@@ -14,6 +14,7 @@
 
 #include "core/npy.h"
 #include "core/tensor.h"
+#include "compare/view_chain.h"
 #include "kernels/call.h"
 
 namespace parity {
@@ -30,6 +31,7 @@ struct DumpTensorInfo {
   // that has that output, as an index into Dump::layers; -1 when none is in the dump.
   int64_t source_layer = -1;
   bool derived = false;  // computed from the source output (a slice, a column), not it as is
+  std::vector<ViaStep> via;  // how, where recorded: the views and copies from the source output
 };
 
 struct DumpLayer {

@@ -88,6 +88,56 @@ std::optional<std::vector<int64_t>> shape_field(const json& j, const std::string
   return dims;
 }
 
+// A list of integers within a view step: each at most 64 of them, each within int64 and, for a
+// shape, not negative (Shape's check).
+std::vector<int64_t> via_ints(const json& step, const std::string& at, const char* key, bool shape) {
+  const json& v = required(step, at, key);
+  if (!v.is_array() || v.size() > 64) bad(at, key, "not an array of at most 64 integers");
+  std::vector<int64_t> out;
+  for (const json& d : v) out.push_back(integer_of(d, at, key));
+  if (shape) {
+    try {
+      Shape{out};
+    } catch (const Error& e) {
+      bad(at, key, e.message());
+    }
+  }
+  return out;
+}
+
+// The manifest's "via" (docs/MANIFEST.md): the views and copies from the source output to this input.
+std::vector<ViaStep> via_field(const json& j, const std::string& at) {
+  const json* v = find(j, "via");
+  if (!v || v->is_null()) return {};
+  if (!v->is_array()) bad(at, "via", "not an array");
+  std::vector<ViaStep> steps;
+  for (size_t k = 0; k < v->size(); ++k) {
+    const json& step = (*v)[k];
+    const std::string where = at + " via[" + std::to_string(k) + "]";
+    if (!step.is_object()) bad(where, "op", "the step is not an object");
+    only_known(step, where, {"op", "view", "cast"});
+    ViaStep s;
+    s.op = optional_string(step, where, "op");
+    if (const json* view = find(step, "view")) {
+      if (!view->is_object()) bad(where, "view", "not an object");
+      only_known(*view, where + " view", {"base_shape", "base_strides", "shape", "strides", "offset"});
+      s.view = true;
+      s.base_shape = via_ints(*view, where + " view", "base_shape", true);
+      s.base_strides = via_ints(*view, where + " view", "base_strides", false);
+      s.shape = via_ints(*view, where + " view", "shape", true);
+      s.strides = via_ints(*view, where + " view", "strides", false);
+      s.offset = integer_of(required(*view, where + " view", "offset"), where + " view", "offset");
+      if (s.base_shape.size() != s.base_strides.size() || s.shape.size() != s.strides.size()) {
+        bad(where + " view", "strides", "not one stride per dimension");
+      }
+    }
+    s.cast = optional_string(step, where, "cast");
+    if (s.view && !s.cast.empty()) bad(where, "cast", "a step is a view or a copy, not both");
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
 std::string source_field(const json& j, const std::string& at) {
   const json* v = find(j, "source");
   if (!v || v->is_null()) return "";
@@ -123,7 +173,7 @@ void describe_from_header(DumpTensorInfo& t, bool has_dtype, bool has_shape, con
 
 DumpTensorInfo tensor_info(const json& j, const std::string& at, const std::string& default_role, const TensorHeaders& headers) {
   if (!j.is_object()) throw Error(at + ": not an object");
-  only_known(j, at, {"role", "file", "dtype", "shape", "source", "hash", "derived"});
+  only_known(j, at, {"role", "file", "dtype", "shape", "source", "hash", "derived", "via"});
   DumpTensorInfo t;
   t.file = string_of(required(j, at, "file"), at, "file");
   // A manifest names files of its own folder only: never a path that reaches outside it.
@@ -140,6 +190,8 @@ DumpTensorInfo tensor_info(const json& j, const std::string& at, const std::stri
     if (!v->is_boolean()) bad(at, "derived", "not a boolean");
     t.derived = v->get<bool>();
   }
+  t.via = via_field(j, at);
+  if (!t.via.empty() && !t.derived) bad(at, "via", "given for an input that is not derived");
   describe_from_header(t, !t.dtype.empty(), shape.has_value(), at, headers);
   return t;
 }

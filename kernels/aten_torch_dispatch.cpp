@@ -51,6 +51,10 @@ enum class Bound {
   Softmax,    // y_i = e_i / sum of K e_j: relative error (K + 4) u, so S = |y|
   LayerNorm,  // statistics of K values: see layer_norm_sums
   Gelu,       // x Phi(x): S = |x| + |y| (1 + erf cancels for negative x)
+  GroupNorm,  // layer_norm's bound with the statistics per group (group_norm, instance_norm)
+  // No tight bound known: each of K steps (a recurrent layer's time steps and layers) rounds its
+  // state once and passes it on; S = sqrt(K) (|y| + rms(y)), the spread of K independent roundings.
+  Steps,
 };
 
 struct Known {
@@ -74,7 +78,13 @@ const std::map<std::string, Known>& known_calls() {
       {"concat", {"cat", Bound::None}}, {"movedim", {"movedim", Bound::None}}, {"meshgrid", {"meshgrid", Bound::None}},
       {"arange", {"arange", Bound::None}}, {"zeros_like", {"zeros_like", Bound::None}}, {"ones_like", {"ones_like", Bound::None}},
       {"full_like", {"full_like", Bound::None}}, {"where", {"where", Bound::None}}, {"masked_fill", {"masked_fill", Bound::None}},
-      {"gather", {"gather", Bound::None}}, {"index_select", {"index_select", Bound::None}}, {"pad", {"constant_pad_nd", Bound::None}},
+      {"gather", {"gather", Bound::None}}, {"index_select", {"index_select", Bound::None}}, {"pad", {"pad", Bound::None}},
+      {"embedding", {"embedding", Bound::None}}, {"adaptive_max_pool1d", {"adaptive_max_pool1d", Bound::None}},
+      {"max_pool1d", {"max_pool1d", Bound::None}}, {"max_pool3d", {"max_pool3d", Bound::None}},
+      {"adaptive_max_pool3d", {"adaptive_max_pool3d", Bound::None}}, {"pixel_shuffle", {"pixel_shuffle", Bound::None}},
+      {"pixel_unshuffle", {"pixel_unshuffle", Bound::None}}, {"tril", {"tril", Bound::None}}, {"triu", {"triu", Bound::None}},
+      {"masked_select", {"masked_select", Bound::None}}, {"index", {"index", Bound::None}}, {"abs", {"abs", Bound::None}},
+      {"neg", {"neg", Bound::None}}, {"relu", {"relu", Bound::None}}, {"hardshrink", {"hardshrink", Bound::None}},
       {"max_pool2d", {"max_pool2d", Bound::None}}, {"adaptive_max_pool2d", {"adaptive_max_pool2d", Bound::None}},
       {"sort", {"sort", Bound::None}}, {"topk", {"topk", Bound::None}}, {"argmax", {"argmax", Bound::None}}, {"argmin", {"argmin", Bound::None}}, {"amax", {"amax", Bound::None}},
       {"amin", {"amin", Bound::None}}, {"max", {"max", Bound::None}}, {"min", {"min", Bound::None}},
@@ -88,6 +98,11 @@ const std::map<std::string, Known>& known_calls() {
       {"bitwise_or", {"bitwise_or", Bound::None}}, {"and", {"bitwise_and", Bound::None}}, {"or", {"bitwise_or", Bound::None}},
       {"invert", {"bitwise_not", Bound::None}}, {"relu6", {"relu6", Bound::None}}, {"hardtanh", {"hardtanh", Bound::None}},
       {"leaky_relu", {"leaky_relu", Bound::None}},
+      // In eval (train=False) they return their input; in training they are random (refused).
+      {"dropout", {"dropout", Bound::None}}, {"feature_dropout", {"feature_dropout", Bound::None}},
+      {"alpha_dropout", {"alpha_dropout", Bound::None}}, {"feature_alpha_dropout", {"feature_alpha_dropout", Bound::None}},
+      {"upsample_nearest1d", {"upsample_nearest1d", Bound::None}}, {"upsample_nearest2d", {"upsample_nearest2d", Bound::None}},
+      {"upsample_nearest3d", {"upsample_nearest3d", Bound::None}},
       // Element-wise maps: a few roundings.
       {"hardswish", {"hardswish", Bound::None}}, {"hardsigmoid", {"hardsigmoid", Bound::None}}, {"elu", {"elu", Bound::None}},
       {"softplus", {"softplus", Bound::None}}, {"erf", {"erf", Bound::None}}, {"sin", {"sin", Bound::None}},
@@ -106,7 +121,18 @@ const std::map<std::string, Known>& known_calls() {
       {"bmm", {"bmm", Bound::Sum}}, {"addmm", {"addmm", Bound::Sum}}, {"baddbmm", {"baddbmm", Bound::Sum}},
       {"sum", {"sum", Bound::Sum}}, {"mean", {"mean", Bound::Sum}}, {"avg_pool2d", {"avg_pool2d", Bound::Sum}},
       {"adaptive_avg_pool2d", {"adaptive_avg_pool2d", Bound::Sum}}, {"softmax", {"softmax", Bound::Softmax}},
+      {"avg_pool1d", {"avg_pool1d", Bound::Sum}}, {"avg_pool3d", {"avg_pool3d", Bound::Sum}},
+      {"adaptive_avg_pool1d", {"adaptive_avg_pool1d", Bound::Sum}}, {"adaptive_avg_pool3d", {"adaptive_avg_pool3d", Bound::Sum}},
+      {"cumsum", {"cumsum", Bound::Sum}}, {"conv1d", {"conv1d", Bound::Sum}}, {"conv2d", {"conv2d", Bound::Sum}},
+      {"conv3d", {"conv3d", Bound::Sum}}, {"conv_transpose1d", {"conv_transpose1d", Bound::Sum}},
+      {"conv_transpose2d", {"conv_transpose2d", Bound::Sum}}, {"conv_transpose3d", {"conv_transpose3d", Bound::Sum}},
+      {"einsum", {"einsum", Bound::Sum}}, {"group_norm", {"group_norm", Bound::GroupNorm}},
+      {"instance_norm", {"instance_norm", Bound::GroupNorm}}, {"lstm", {"lstm", Bound::Steps}}, {"gru", {"gru", Bound::Steps}},
+      {"rnn_tanh", {"rnn_tanh", Bound::Steps}}, {"rnn_relu", {"rnn_relu", Bound::Steps}},
       {"layer_norm", {"layer_norm", Bound::LayerNorm}},
+      // Weighted sums with weights of one sign (interpolation): S = the same op on |x|.
+      {"upsample_linear1d", {"upsample_linear1d", Bound::Sum}}, {"upsample_bilinear2d", {"upsample_bilinear2d", Bound::Sum}},
+      {"upsample_trilinear3d", {"upsample_trilinear3d", Bound::Sum}},
   };
   return m;
 }
@@ -211,6 +237,22 @@ std::optional<std::vector<int64_t>> int_list(const std::string& t) {
   return out;
 }
 
+// "[2.0,2.0]", "(1.5,)" or one number: a list of floats.
+std::optional<std::vector<double>> float_list(const std::string& t) {
+  if (const auto v = python_number(t); v && t != "True" && t != "False") return std::vector<double>{*v};
+  if (t.size() < 2 || !((t.front() == '[' && t.back() == ']') || (t.front() == '(' && t.back() == ')'))) return std::nullopt;
+  std::vector<double> out;
+  std::istringstream items(t.substr(1, t.size() - 2));
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) continue;
+    const auto v = python_number(item);
+    if (!v || item == "True" || item == "False") return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
 std::optional<at::ScalarType> scalar_type(const std::string& t) {
   static const std::map<std::string, at::ScalarType> m = {
       {"torch.float32", at::kFloat}, {"torch.float", at::kFloat},   {"torch.float64", at::kDouble}, {"torch.double", at::kDouble},
@@ -240,6 +282,10 @@ std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, 
     if (item->kind() == K::IntType || item->kind() == K::SymIntType) {
       const auto ints = o.tensor || !o.tensor_list.empty() ? std::nullopt : int_list(o.text);
       return ints ? std::optional<c10::IValue>(c10::IValue(*ints)) : std::nullopt;
+    }
+    if (item->kind() == K::FloatType) {
+      const auto floats = o.tensor || !o.tensor_list.empty() ? std::nullopt : float_list(o.text);
+      return floats ? std::optional<c10::IValue>(c10::IValue(*floats)) : std::nullopt;
     }
     return std::nullopt;
   }
@@ -283,8 +329,25 @@ bool random_op(const c10::FunctionSchema& s) {
   return false;
 }
 
+bool int_list_type(const c10::TypePtr& type) {
+  if (type->kind() != c10::TypeKind::ListType) return false;
+  const c10::TypeKind item = type->castRaw<c10::ListType>()->getElementType()->kind();
+  return item == c10::TypeKind::IntType || item == c10::TypeKind::SymIntType;
+}
+
+// One integer given for an int list of fixed size N (int[2] kernel_size): N of it, as Python's
+// _pair makes; nullopt for anything else.
+std::optional<c10::IValue> repeated_int(const c10::Argument& a, const Operand& o) {
+  if (!int_list_type(a.real_type()) || !a.N() || *a.N() < 2 || o.tensor || !o.tensor_list.empty() || !integral_text(o.text)) {
+    return std::nullopt;
+  }
+  return c10::IValue(std::vector<int64_t>(size_t(*a.N()), std::stoll(o.text)));
+}
+
 // The stack for schema `s` from the call's arguments, or nullopt when they do not fit it. Python's
-// varargs (x.view(2, 3), x.permute(0, 2, 1)) fill an int list; Python's `input` is ATen's `self`.
+// varargs (x.view(2, 3), x.permute(0, 2, 1)) fill an int list of no fixed size; one int given for
+// a list of fixed size N is N of it (avg_pool2d(x, 2), adaptive_avg_pool2d(x, 1): Python's
+// _pair); Python's `input` is ATen's `self`.
 std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, const std::vector<at::Tensor>& tensors) {
   torch::jit::Stack stack;
   size_t next = 0;
@@ -296,10 +359,11 @@ std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, c
     const c10::TypePtr& type = a.real_type();
     std::optional<c10::IValue> v;
     if (!a.kwarg_only() && next < args.positional.size()) {
-      const bool ints = type->kind() == c10::TypeKind::ListType &&
-                        (type->castRaw<c10::ListType>()->getElementType()->kind() == c10::TypeKind::IntType ||
-                         type->castRaw<c10::ListType>()->getElementType()->kind() == c10::TypeKind::SymIntType);
-      if (ints && next + 1 < args.positional.size() && integral_text(args.positional[next].text)) {
+      const bool ints = int_list_type(type);
+      const Operand& given = args.positional[next];
+      if ((v = repeated_int(a, given))) {
+        ++next;
+      } else if (ints && !a.N() && next + 1 < args.positional.size() && integral_text(given.text)) {
         std::vector<int64_t> packed;
         for (; next < args.positional.size() && integral_text(args.positional[next].text); ++next) packed.push_back(std::stoll(args.positional[next].text));
         v = c10::IValue(packed);
@@ -307,7 +371,8 @@ std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, c
         v = value_as(args.positional[next++], type, tensors);
       }
     } else if (const auto it = args.keywords.find(a.name()); it != args.keywords.end()) {
-      v = value_as(it->second, type, tensors);
+      v = repeated_int(a, it->second);
+      if (!v) v = value_as(it->second, type, tensors);
       args.keywords.erase(it);
     } else if (a.default_value()) {
       v = *a.default_value();
@@ -335,6 +400,11 @@ std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, c
     if (random_op(schema)) throw Error(op + " is random: its generator's state is not recorded");
     auto stack = bind(schema, args, tensors);
     if (!stack) continue;
+    for (size_t i = 0; i < schema.arguments().size(); ++i) {
+      if (schema.arguments()[i].name() == "train" && (*stack)[i].isBool() && (*stack)[i].toBool()) {
+        throw Error(op + " in training mode is random: its generator's state is not recorded");
+      }
+    }
     handle->callBoxed(&*stack);
     std::vector<at::Tensor> out;
     for (const c10::IValue& v : *stack) {
@@ -349,6 +419,54 @@ std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, c
     return out;
   }
   throw Error("the recorded arguments of " + op + " fit no overload of aten::" + name);
+}
+
+// How many terms an output element of a Sum-bound call adds: from the call's own arguments where
+// they say (a matrix product's inner size, a pool's window, an interpolation's corners), else the
+// input's elements per output element (sum, mean).
+int64_t sum_terms(const std::string& name, const Args& args, const std::vector<at::Tensor>& wide, const at::Tensor& y) {
+  const at::Tensor& x = wide.at(0);
+  if (name == "linear" || name == "matmul" || name == "mm" || name == "bmm") return x.size(-1);
+  if (name == "addmm" || name == "baddbmm") return wide.at(1).size(-1);
+  // A convolution's weight: (out, in / groups, k...), transposed (in, out / groups, k...).
+  if (name.rfind("conv_transpose", 0) == 0 && wide.size() > 1) return wide[1].numel() / std::max<int64_t>(1, wide[1].size(1));
+  if (name.rfind("conv", 0) == 0 && wide.size() > 1) return wide[1].numel() / std::max<int64_t>(1, wide[1].size(0));
+  if (name == "cumsum" && !args.positional.empty()) {
+    const Operand* dim = args.positional.size() > 1 ? &args.positional[1] : nullptr;
+    if (const auto it = args.keywords.find("dim"); it != args.keywords.end()) dim = &it->second;
+    if (dim && integral_text(dim->text) && x.dim() > 0) return x.size((std::stoll(dim->text) + x.dim()) % x.dim());
+  }
+  if (name == "einsum") return std::max<int64_t>(1, x.numel());  // the largest contraction it can be
+  const int64_t spatial = std::max<int64_t>(1, x.dim() - 2);
+  if (name.rfind("upsample_", 0) == 0) return int64_t(1) << spatial;
+  if (name.rfind("avg_pool", 0) == 0) {
+    const Operand* kernel = args.positional.size() > 1 ? &args.positional[1] : nullptr;
+    if (const auto it = args.keywords.find("kernel_size"); it != args.keywords.end()) kernel = &it->second;
+    const auto sizes = kernel ? int_list(kernel->text) : std::nullopt;
+    if (sizes && !sizes->empty()) {
+      int64_t k = 1;
+      for (size_t d = 0; d < size_t(spatial); ++d) k *= (*sizes)[sizes->size() == 1 ? 0 : std::min(d, sizes->size() - 1)];
+      return std::max<int64_t>(1, k);
+    }
+  }
+  if (name.rfind("adaptive_avg_pool", 0) == 0 && y.dim() == x.dim()) {
+    int64_t k = 1;  // a window spans at most ceil(in / out) + 1 inputs along each dimension
+    for (int64_t d = x.dim() - spatial; d < x.dim(); ++d) k *= (x.size(d) + y.size(d) - 1) / std::max<int64_t>(1, y.size(d)) + 1;
+    return k;
+  }
+  return std::max<int64_t>(1, x.numel() / std::max<int64_t>(1, y.numel()));
+}
+
+// The tensor recorded at positional `pos` or as keyword `key`, if any.
+std::optional<at::Tensor> tensor_arg(const Args& args, const std::vector<at::Tensor>& t, size_t pos, const char* key) {
+  if (pos < args.positional.size() && args.positional[pos].tensor) return t[*args.positional[pos].tensor];
+  if (const auto it = args.keywords.find(key); it != args.keywords.end() && it->second.tensor) return t[*it->second.tensor];
+  return std::nullopt;
+}
+
+std::string text_arg(const Args& args, size_t pos, const char* key) {
+  if (const auto it = args.keywords.find(key); it != args.keywords.end()) return it->second.text;
+  return pos < args.positional.size() ? args.positional[pos].text : "";
 }
 
 // layer_norm's S: with mean m, deviation s and z_i = (x_i - m) / s over each group of K values,
@@ -368,16 +486,50 @@ at::Tensor layer_norm_sums(const Args& args, const std::vector<at::Tensor>& t, c
   if (const auto it = args.keywords.find("eps"); it != args.keywords.end()) eps = python_number(it->second.text).value_or(eps);
   const at::Tensor mean = x.mean(reduce, true), s = ((x - mean).pow(2).mean(reduce, true) + eps).sqrt();
   const at::Tensor z = ((x - mean) / s).abs(), spread = x.abs().mean(reduce, true) / s;
-  // weight and bias: positional 2 and 3, or by keyword; tensors in recorded order after x.
-  const auto tensor_of = [&](size_t pos, const char* key) -> std::optional<at::Tensor> {
-    if (pos < args.positional.size() && args.positional[pos].tensor) return t[*args.positional[pos].tensor];
-    if (const auto it = args.keywords.find(key); it != args.keywords.end() && it->second.tensor) return t[*it->second.tensor];
-    return std::nullopt;
-  };
-  const auto w = tensor_of(2, "weight"), b = tensor_of(3, "bias");
+  const auto w = tensor_arg(args, t, 2, "weight"), b = tensor_arg(args, t, 3, "bias");
   at::Tensor S = (spread + 2 * z + 1) * (w ? w->abs() : at::ones({}, x.options()));
   if (b) S = S + b->abs();
   return S + y.abs();
+}
+
+// group_norm(input, num_groups, weight, bias, eps) and instance_norm(input, weight, bias,
+// running_mean, running_var, use_input_stats, momentum, eps): layer_norm's S over each group of K
+// values (a channel's, for instance_norm), the affine step per channel. instance_norm on running
+// statistics is element-wise: S = |y|, K = 0.
+at::Tensor group_norm_sums(const std::string& name, const Args& args, const std::vector<at::Tensor>& t, const at::Tensor& y, int64_t& K) {
+  const at::Tensor& x = t.at(0);
+  if (x.dim() < 2) throw Error(name + " of a tensor of fewer than 2 dimensions");
+  const bool group = name == "group_norm";
+  int64_t groups = x.size(1);
+  if (group) {
+    const std::string g = text_arg(args, 1, "num_groups");
+    if (!integral_text(g) || std::stoll(g) < 1 || x.size(1) % std::stoll(g)) throw Error("group_norm's num_groups is not recorded");
+    groups = std::stoll(g);
+  } else if (text_arg(args, 5, "use_input_stats") == "False") {
+    K = 0;
+    return y.abs();
+  }
+  const double eps = python_number(text_arg(args, group ? 4 : 7, "eps")).value_or(1e-5);
+  const at::Tensor g = x.reshape({x.size(0), groups, -1});
+  K = g.size(2);
+  const at::Tensor mean = g.mean({2}, true), s = ((g - mean).pow(2).mean({2}, true) + eps).sqrt();
+  const at::Tensor z = ((g - mean) / s).abs().reshape(x.sizes());
+  const at::Tensor spread = (g.abs().mean({2}, true) / s).expand_as(g).reshape(x.sizes());
+  std::vector<int64_t> per_channel(size_t(x.dim()), 1);
+  per_channel[1] = x.size(1);
+  const auto w = tensor_arg(args, t, group ? 2 : 1, "weight"), b = tensor_arg(args, t, group ? 3 : 2, "bias");
+  at::Tensor S = (spread + 2 * z + 1) * (w ? w->abs().reshape(per_channel) : at::ones({}, x.options()));
+  if (b) S = S + b->abs().reshape(per_channel);
+  return S + y.abs();
+}
+
+// A recurrent layer (lstm, gru, rnn_tanh, rnn_relu: input, hx, params, has_biases, num_layers,
+// dropout, train, bidirectional, batch_first): its time steps times its layers and directions.
+int64_t recurrent_steps(const Args& args, const at::Tensor& x) {
+  const std::string layers = text_arg(args, 4, "num_layers");
+  const bool batch_first = text_arg(args, 8, "batch_first") == "True", both = text_arg(args, 7, "bidirectional") == "True";
+  const int64_t steps = x.dim() == 3 ? x.size(batch_first ? 1 : 0) : x.dim() > 0 ? x.size(0) : 1;
+  return std::max<int64_t>(1, steps * (integral_text(layers) ? std::stoll(layers) : 1) * (both ? 2 : 1));
 }
 
 // One item of an index as Python's repr gives it (slice(None,4,None), None, Ellipsis, 3, True),
@@ -520,9 +672,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           std::vector<at::Tensor> magnitudes;
           for (const at::Tensor& t : wide) magnitudes.push_back(t.is_floating_point() ? t.abs() : t);
           S = run_op(op, known->second.aten, args, magnitudes).at(0);
-          K = std::max<int64_t>(1, wide.at(0).numel() / std::max<int64_t>(1, y.numel()));
-          if (name == "linear" || name == "matmul" || name == "mm" || name == "bmm") K = wide.at(0).size(-1);
-          if (name == "addmm" || name == "baddbmm") K = wide.at(1).size(-1);
+          K = sum_terms(name, args, wide, y);
         } else if (bound == Bound::Softmax) {
           const auto it = args.keywords.find("dim");
           const std::string dim = it != args.keywords.end() ? it->second.text : args.positional.size() > 1 ? args.positional[1].text : "";
@@ -532,6 +682,12 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
         } else if (bound == Bound::LayerNorm) {
           S = layer_norm_sums(args, wide, y, K);
           K += 8;
+        } else if (bound == Bound::GroupNorm) {
+          S = group_norm_sums(name, args, wide, y, K);
+          K += 8;
+        } else if (bound == Bound::Steps) {
+          K = recurrent_steps(args, wide.at(0));
+          S = std::sqrt(double(K)) * (y.abs() + y.pow(2).mean().sqrt());
         } else {
           S = wide.at(0).abs() + y.abs();
           K = 4;

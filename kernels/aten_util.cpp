@@ -55,7 +55,8 @@ at::Tensor to_aten(const Tensor& t) {
 
 Tensor from_aten(const at::Tensor& t) {
   if (!t.is_cpu()) gpu_span_end();  // ...and ends before the first output download
-  const at::Tensor c = t.to(at::kCPU).contiguous();
+  // bfloat16 is not a dump dtype: dumps hold it widened to float32 (exactly), and so does this.
+  const at::Tensor c = (t.scalar_type() == at::kBFloat16 ? t.to(at::kFloat) : t).to(at::kCPU).contiguous();
   Tensor out(dtype_from(c.scalar_type()), Shape(c.sizes().vec()));
   if (out.nbytes()) std::memcpy(out.mutable_bytes(), c.data_ptr(), out.nbytes());
   return out;

@@ -229,6 +229,12 @@ SAME_VALUES = {"clone", "detach", "cpu", "cuda", "to", "contiguous", "type_as", 
 # run's `.half()`). They keep their producer, the consumer's input marked derived (its own values).
 FLOAT_CASTS = {"float", "half", "double", "bfloat16", "to", "type", "type_as"}
 
+# Python functions of torch.nn.functional that LibTorch cannot run as one call: they are opened, so
+# the calls they make (upsample_bilinear2d, linear, bmm, softmax, dropout in eval) are the layers, each
+# of which the judge runs again. A call parity has an op for (nearest interpolate) stays that op.
+COMPOSITES = {"interpolate", "upsample", "upsample_bilinear", "upsample_nearest", "multi_head_attention_forward",
+              "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"}
+
 # Calls that are never layers: metadata, conversions to Python values, and parity_torch's own reads.
 NOT_LAYERS = {"__set__", "size", "dim", "numel", "stride", "is_contiguous", "item", "tolist", "numpy", "__len__",
               "__bool__", "__format__", "__repr__", "__array__", "data_ptr", "element_size", "_is_view",

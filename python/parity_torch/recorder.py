@@ -17,12 +17,14 @@ import functools
 import inspect
 import re
 import time
+import types
 import weakref
 
 import torch
 from torch.overrides import TorchFunctionMode
 
 from . import ops
+from .views import Via, call_text, storage_ptr
 from .writer import DTYPE_NAMES, DumpFolder, storable, to_numpy
 
 VERSION = "0.1.0"
@@ -33,13 +35,6 @@ def _version(t):
         return t._version
     except RuntimeError:
         return None  # inference tensors keep no version counter: trust the recorded in-place layers
-
-
-def _storage_ptr(t):
-    try:
-        return t.untyped_storage().data_ptr()
-    except AttributeError:
-        return t.storage().data_ptr()
 
 
 def _tensors_in(value):
@@ -99,10 +94,11 @@ def _in_place(func, name, args, kwargs):
 
 
 class _Prov:
-    """Where a live tensor's values came from: a layer's output, as it was then."""
+    """Where a live tensor's values came from: a layer's output, as it was then, through `via`
+    (views.Via; None where the chain is not known)."""
 
-    def __init__(self, layer, role, file, version, derived):
-        self.layer, self.role, self.file, self.version, self.derived = layer, role, file, version, derived
+    def __init__(self, layer, role, file, version, derived, via):
+        self.layer, self.role, self.file, self.version, self.derived, self.via = layer, role, file, version, derived, via
 
 
 class _Frame:
@@ -147,6 +143,7 @@ class Recorder:
         self.paths = {m: p for p, m in model.named_modules()}
         self.leaves = {m for m in self.paths if next(m.children(), None) is None}
         self.layers, self.prov, self.param_files = [], {}, {}
+        self.writes = {}  # storage pointer -> recorded in-place calls into it (views.Via.valid)
         self.stack, self.root = [], _Frame("")
         self.path_calls = {}  # module path -> its calls so far in this forward
         self.call = -1  # forward calls of `model` so far, minus one
@@ -354,6 +351,9 @@ class Recorder:
             return self.attribute_or_rows(func, name, args, kwargs)
         if name in ops.NOT_LAYERS:
             return func(*args, **kwargs)
+        if name in ops.COMPOSITES and isinstance(func, types.FunctionType) and ops.known_function(name, args, kwargs) is None:
+            with self.mode:  # the mode is off while it handles a call: on again for the calls inside
+                return _opened(func)(*args, **kwargs)
         ops.WRITTEN_FLOAT = self.cast
         tensors, others = _arguments(args, kwargs)
         in_place = _in_place(func, name, args, kwargs)
@@ -379,7 +379,7 @@ class Recorder:
         try:
             # A factory (zeros, arange, rand) is a layer without inputs, so that what it makes has a
             # producer: an input without one is data the run was given, compared bit for bit.
-            if target is None and tensors and self.pass_through(name, tensors, outputs):
+            if target is None and tensors and self.pass_through(name, tensors, outputs, call_text(name, args, kwargs)):
                 return result
             self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed)
         finally:
@@ -396,18 +396,19 @@ class Recorder:
             outputs = [t for t in items if torch.is_tensor(t)]
             tensors, _ = _arguments(args, kwargs)
             if outputs and tensors:
-                self.pass_through(name, tensors, outputs)
+                self.pass_through(name, tensors, outputs, call_text(name, args, kwargs))
         finally:
             self.busy -= 1
         return iter(items) if name == "__iter__" else result
 
-    def pass_through(self, name, tensors, outputs):
-        """Views and copies are not layers: their results keep their producer (derived when reshaped)."""
+    def pass_through(self, name, tensors, outputs, text):
+        """Views and copies are not layers: their results keep their producer (derived when reshaped),
+        with the chain from it (`text`: the call, for messages)."""
         def written_cast(t, o):  # a float cast that the dump's written dtype makes a copy
             return (name in ops.FLOAT_CASTS and t.is_floating_point() and o.is_floating_point() and t.dtype != o.dtype
                     and layer_dtype(t, self.cast) == layer_dtype(o, self.cast))
         for o in outputs:
-            same_storage = [t for _, t in tensors if o.numel() and _storage_ptr(t) == _storage_ptr(o)]
+            same_storage = [t for _, t in tensors if o.numel() and storage_ptr(t) == storage_ptr(o)]
             copy = [t for _, t in tensors if t.shape == o.shape and
                     ((name in ops.SAME_VALUES and t.dtype == o.dtype) or written_cast(t, o))]
             if not same_storage and not copy:
@@ -416,7 +417,7 @@ class Recorder:
             src = next((t for _, t in tensors if o is t), None)
             if src is not None:
                 continue  # the call returned its input itself
-            base = next((t for _, t in tensors if o.numel() and _storage_ptr(t) == _storage_ptr(o)), None)
+            base = next((t for _, t in tensors if o.numel() and storage_ptr(t) == storage_ptr(o)), None)
             copied = base is None
             base = base if base is not None else next(t for _, t in tensors if t.shape == o.shape)
             p = self.provenance(base)
@@ -425,7 +426,11 @@ class Recorder:
             # A cast's values may be rounded: the consumer records its own input.
             as_is = (copied and o.dtype == base.dtype) or (
                 o.shape == base.shape and o.stride() == base.stride() and o.storage_offset() == base.storage_offset())
-            self.remember(o, _Prov(p.layer, p.role, p.file if as_is and not p.derived else None, _version(o), p.derived or not as_is))
+            via = None
+            if p.via is not None:
+                via = p.via.copy(o, text, self.writes) if copied else p.via.view(o, text, self.writes)
+            self.remember(o, _Prov(p.layer, p.role, p.file if as_is and not p.derived else None, _version(o),
+                                   p.derived or not as_is, via))
         return True
 
     def record_function(self, func, name, args, kwargs, tensors, others, outputs, target, before, elapsed):
@@ -445,6 +450,9 @@ class Recorder:
                     layer.inputs.append(self.input_entry(layer, role, before[0], like=target, version=before[1]))
                 else:
                     layer.inputs.append(self.input_entry(layer, role, t))
+        if target is not None:  # views of it made before now no longer show what the chain gives
+            ptr = storage_ptr(target)
+            self.writes[ptr] = self.writes.get(ptr, 0) + 1
         self.record_outputs(layer, outputs)
 
     # -- tensors ---------------------------------------------------------------------------------
@@ -473,6 +481,8 @@ class Recorder:
                 entry.update(file=p.file, dtype=layer_dtype(t, self.cast), shape=list(t.shape))
                 return entry
             entry["derived"] = True
+            if p.via is not None and p.via.valid(self.writes) and (current is None or current == p.version):
+                entry["via"] = p.via.steps
         elif self.is_parameter(like):
             cached = self.param_files.get(id(like))
             if cached and cached[0]() is like and cached[1] == _version(like):
@@ -494,7 +504,7 @@ class Recorder:
             file = self.file_for(layer, role)
             self.devices.add(str(o.device))
             layer.outputs.append({"role": role, "file": file, **self.folder.write(file, to_numpy(o, self.cast))})
-            self.remember(o, _Prov(layer, role, file, _version(o), False))
+            self.remember(o, _Prov(layer, role, file, _version(o), False, Via.of_output(o, self.writes)))
 
     # -- the manifest ----------------------------------------------------------------------------
     def finish(self):
@@ -536,6 +546,8 @@ class Recorder:
             out["source"] = f"{p.layer.name}:{p.role}" if p is not None and p.layer.name else None
             if t.get("derived"):
                 out["derived"] = True
+                if t.get("via") is not None:
+                    out["via"] = t["via"]
             return out
         return {"index": i, "name": l.name, "op": l.op, "params": l.line, "time_ms": round(l.time_ms, 4),
                 "inputs": [tensor(t) for t in l.inputs], "outputs": [tensor(t) for t in l.outputs]}
@@ -568,6 +580,18 @@ class Recorder:
 
     def param_dtypes(self):
         return ",".join(sorted({str(p.dtype).replace("torch.", "") for p in self.model.parameters()})) or "none"
+
+
+def _opened(func):
+    """A Python function of torch.nn.functional that runs its own body instead of handing itself to
+    the torch function mode again (which would call it once more, whole): its checks for an override
+    answer no, so the calls it makes are what the mode sees."""
+    names = dict(func.__globals__)
+    names.update(has_torch_function=lambda *a: False, has_torch_function_unary=lambda *a: False,
+                 has_torch_function_variadic=lambda *a: False)
+    body = types.FunctionType(func.__code__, names, func.__name__, func.__defaults__, func.__closure__)
+    body.__kwdefaults__ = func.__kwdefaults__
+    return body
 
 
 def _autocast_now():
