@@ -9,6 +9,7 @@
 #include <ATen/TensorIndexing.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
@@ -547,6 +548,9 @@ void add_index_item(const std::string& t, const std::vector<at::Tensor>& key_ten
   if (std::regex_match(t, tensor)) {
     if (next_tensor >= key_tensors.size()) throw Error("the index names more tensors than were recorded");
     return void(key.emplace_back(key_tensors[next_tensor++]));
+  }
+  if (t.size() > 2 && t.front() == '[' && t.back() == ']') {  // a list of ints: x[:, [-1], :] (nanoGPT's last position)
+    if (const auto ints = int_list(t)) return void(key.emplace_back(at::tensor(*ints, at::kLong)));
   }
   static const std::regex slice(R"(^slice\((None|-?[0-9]+),(None|-?[0-9]+),(None|-?[0-9]+)\)$)");
   std::smatch m;

@@ -233,7 +233,7 @@ FLOAT_CASTS = {"float", "half", "double", "bfloat16", "to", "type", "type_as"}
 # the calls they make (upsample_bilinear2d, linear, bmm, softmax, dropout in eval) are the layers, each
 # of which the judge runs again. A call parity has an op for (nearest interpolate) stays that op.
 COMPOSITES = {"interpolate", "upsample", "upsample_bilinear", "upsample_nearest", "multi_head_attention_forward",
-              "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"}
+              "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "embedding"}
 
 # Calls that are never layers: metadata, conversions to Python values, and parity_torch's own reads.
 NOT_LAYERS = {"__set__", "size", "dim", "numel", "stride", "is_contiguous", "item", "tolist", "numpy", "__len__",

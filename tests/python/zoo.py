@@ -95,8 +95,117 @@ def gru():
         ("rnn", "gru", "rnn")]
 
 
+def deeplabv3():
+    torch.manual_seed(0)
+    m = torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3,
+                                                                     aux_loss=False)
+    return m.eval(), _seeded((1, 3, 64, 64)), lambda mm, x: mm(x)["out"], [
+        ("classifier.0.convs.4", "adaptive_avg_pool2d", "classifier.0.convs.4.0"), ("classifier.4", None, "classifier.4")]
+
+
+def lraspp():
+    torch.manual_seed(0)
+    m = torchvision.models.segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3)
+    return m.eval(), _seeded((1, 3, 64, 64)), lambda mm, x: mm(x)["out"], [("classifier.scale", "sigmoid", "classifier.scale.2")]
+
+
+def densenet():
+    from torchvision.models.densenet import DenseNet
+    torch.manual_seed(0)
+    m = DenseNet(growth_rate=8, block_config=(2, 2), num_init_features=16, bn_size=2, num_classes=10)
+    return m.eval(), _seeded((1, 3, 32, 32)), None, [("features.denseblock1.denselayer2.conv2", None, "features.denseblock1.denselayer2.conv2")]
+
+
+def googlenet():
+    torch.manual_seed(0)
+    m = torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=False, num_classes=10)
+    return m.eval(), _seeded((1, 3, 64, 64)), None, [("inception3b.branch3.1.conv", None, "inception3b.branch3.1.conv")]
+
+
+def regnet():
+    torch.manual_seed(0)
+    m = torchvision.models.regnet_y_400mf(weights=None, num_classes=10)
+    return m.eval(), _seeded((1, 3, 64, 64)), None, [("trunk_output.block2.block2-0.f.se.fc1", None, "trunk_output.block2.block2-0.f.se.fc1")]
+
+
+class Video(torch.nn.Module):
+    """A video classifier's layers: conv3d, BatchNorm3d, avg_pool3d, adaptive_avg_pool3d."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Sequential(torch.nn.Conv3d(3, 8, (3, 3, 3), padding=1), torch.nn.BatchNorm3d(8), torch.nn.ReLU())
+        self.pool = torch.nn.AvgPool3d(2)
+        self.body = torch.nn.Conv3d(8, 16, (1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1))
+        self.head = torch.nn.Linear(16, 5)
+
+    def forward(self, x):
+        x = self.body(self.pool(self.stem(x)))
+        return self.head(torch.nn.functional.adaptive_avg_pool3d(x, 1).flatten(1))
+
+
+def video():
+    torch.manual_seed(0)
+    return Video().eval(), _seeded((1, 3, 4, 16, 16)), None, [("body", None, "body"), ("pool", None, "pool")]
+
+
+class UNet(torch.nn.Module):
+    """A U-Net's layers: GroupNorm, max_pool2d, conv_transpose2d, a skip concatenated, bilinear upsampling."""
+
+    def __init__(self):
+        super().__init__()
+        block = lambda i, o: torch.nn.Sequential(torch.nn.Conv2d(i, o, 3, padding=1), torch.nn.GroupNorm(4, o), torch.nn.SiLU())  # noqa: E731
+        self.down1, self.down2 = block(3, 8), block(8, 16)
+        self.up = torch.nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.fuse = block(16, 8)
+        self.out = torch.nn.Conv2d(8, 2, 1)
+
+    def forward(self, x):
+        a = self.down1(x)
+        b = self.down2(torch.nn.functional.max_pool2d(a, 2))
+        y = self.fuse(torch.cat([a, self.up(b)], 1))
+        return torch.nn.functional.interpolate(self.out(y), scale_factor=0.5, mode="bilinear", align_corners=False)
+
+
+def unet():
+    torch.manual_seed(0)
+    return UNet().eval(), _seeded((1, 3, 32, 32)), None, [("up", None, "up"), ("down2.1", None, "down2.1")]
+
+
+class Decoder(torch.nn.Module):
+    """A GPT-style decoder, as nanoGPT writes one: embeddings, a causal mask, attention by hand,
+    LayerNorm, GELU, and the last position taken with a list index (x[:, [-1], :])."""
+
+    def __init__(self, vocab=50, width=32, heads=2, length=12):
+        super().__init__()
+        self.tok, self.pos = torch.nn.Embedding(vocab, width), torch.nn.Embedding(length, width)
+        self.ln1, self.ln2, self.lnf = torch.nn.LayerNorm(width), torch.nn.LayerNorm(width), torch.nn.LayerNorm(width)
+        self.qkv, self.proj = torch.nn.Linear(width, 3 * width), torch.nn.Linear(width, width)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(), torch.nn.Linear(4 * width, width))
+        self.head = torch.nn.Linear(width, vocab, bias=False)
+        self.heads = heads
+        self.register_buffer("mask", torch.tril(torch.ones(length, length)).view(1, 1, length, length))
+
+    def forward(self, idx):
+        b, t = idx.shape
+        x = self.tok(idx) + self.pos(torch.arange(t, device=idx.device))
+        q, k, v = self.qkv(self.ln1(x)).split(x.shape[-1], dim=2)
+        q, k, v = (z.view(b, t, self.heads, -1).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / k.shape[-1] ** 0.5)
+        att = torch.nn.functional.softmax(att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf")), dim=-1)
+        x = x + self.proj((att @ v).transpose(1, 2).contiguous().view(b, t, -1))
+        x = x + self.mlp(self.ln2(x))
+        return self.head(self.lnf(x)[:, [-1], :])
+
+
+def decoder():
+    torch.manual_seed(0)
+    return Decoder().eval(), torch.randint(0, 50, (2, 12), generator=torch.Generator().manual_seed(1)), None, [
+        ("proj", None, "proj"), ("mlp.1", None, "mlp.1")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
-          "shufflenet": shufflenet, "lstm": lstm, "gru": gru}
+          "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "deeplabv3": deeplabv3, "lraspp": lraspp,
+          "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
@@ -159,9 +268,19 @@ def dump(path, built, regime, defect=None, device="cpu"):
     m = copy.deepcopy(model).to(device=device, dtype=dtype)
     image = x.to(device=device, dtype=dtype if x.is_floating_point() else x.dtype)
     kernel = DefectiveKernel()
-    mixed = torch.autocast(device, dtype=autocast) if autocast else contextlib.nullcontext()
-    with torch.no_grad(), kernel, mixed, parity_torch.dump(path, m, dtype=torch.float32):
+    run = call or (lambda mm, xx: mm(xx))
+    mixed = lambda: torch.autocast(device, dtype=autocast) if autocast else contextlib.nullcontext()  # noqa: E731
+    try:
+        with torch.no_grad(), mixed():
+            run(m, image)
+    except RuntimeError as e:  # PyTorch itself, without parity_torch: its CPU kernels lack some dtypes
+        raise NotRunHere(f"PyTorch {torch.__version__} does not run it here: {str(e)[:120]}") from e
+    with torch.no_grad(), kernel, mixed(), parity_torch.dump(path, m, dtype=torch.float32):
         if defect is not None:
             kernel.arm_in(dict(m.named_modules())[defect[0]], defect[1])
-        (call or (lambda mm, xx: mm(xx)))(m, image)
+        run(m, image)
     return path
+
+
+class NotRunHere(Exception):
+    """The regime is one PyTorch itself cannot run this model in on this machine."""

@@ -1,0 +1,89 @@
+"""Users' models of every family, two correct runs at reduced precision, and planted defects.
+
+Run by ctest (label python) as: /usr/bin/python3 tests/python/zoo_test.py <parity binary> [MODEL...].
+Each model of tests/python/zoo.py is dumped in float32 and compared with the same model in float64
+(written as float32), with bfloat16 weights and under bfloat16 autocast (where PyTorch 1.13 runs it on
+the CPU): every pair exits 0 with no FAILED, UNCHECKED or structural row. Each planted defect (one
+element off in a kernel's output, or written between two layers) is the origin at its layer, on its
+side, in both orders. Exit 77 (ctest: skipped) when /usr/bin/python3 has no torch or torchvision.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
+sys.path.insert(0, HERE)
+
+try:
+    import torch
+    import torchvision  # noqa: F401
+except ImportError as e:
+    print(f"SKIPPED: {e} (install-deps installs python3-torch and python3-torchvision)")
+    sys.exit(77)
+
+import zoo  # noqa: E402
+
+PARITY = None
+torch.set_num_threads(2)
+
+
+def compare(a, b):
+    report = b + (".vs-a.json" if a < b else ".json")
+    r = subprocess.run([PARITY, "compare", a, b, "--json", report], capture_output=True, text=True)
+    with open(report) as f:
+        return r.returncode, r.stdout + r.stderr, json.load(f)
+
+
+class Zoo(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def check_model(self, name):
+        built = zoo.MODELS[name]()
+        base = os.path.join(self.tmp.name, name)
+        reference = zoo.dump(os.path.join(base, "float32"), built, "float32")
+        ran = []
+        for regime in ("float64", "bf16", "bf16-autocast"):
+            try:
+                other = zoo.dump(os.path.join(base, regime), built, regime)
+            except zoo.NotRunHere as e:  # torch 1.13's CPU kernels lack some bfloat16 ops
+                print(f"{name} {regime}: {e}")
+                continue
+            ran.append(regime)
+            with self.subTest(regime=regime):
+                code, out, report = compare(reference, other)
+                bad = [f"{l['state']} {l['name']} [{l['op']}]: {(l.get('reason') or '')[:300]}" for l in report["layers"]
+                       if l["state"] in ("FAILED", "UNCHECKED") or l.get("origin")]
+                self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0),
+                                 f"{name} float32 against {regime}:\n" + "\n".join(bad))
+        self.assertIn("float64", ran)
+        regime = next(r for r in ("bf16", "bf16-autocast", "float64") if r in ran)  # the defects' run
+        for module, call, layer in built[3]:
+            planted = zoo.dump(os.path.join(base, f"{regime}-defect-{layer}-{call}"), built, regime, defect=(module, call))
+            for a, b, side in ((reference, planted, "B"), (planted, reference, "A")):
+                with self.subTest(defect=(module, call), side=side):
+                    code, out, report = compare(a, b)
+                    origin = next((l for l in report["layers"] if l.get("origin")), None)
+                    self.assertEqual(code, 1, out[-3000:])
+                    self.assertIsNotNone(origin, out[-3000:])
+                    self.assertEqual((origin["name"], origin["defective"]), (layer, side), origin["reason"][:500])
+
+
+def add_tests(names):
+    for name in names:
+        setattr(Zoo, f"test_{name}", lambda self, name=name: self.check_model(name))
+
+
+if __name__ == "__main__":
+    PARITY = sys.argv[1]
+    add_tests(sys.argv[2:] or list(zoo.MODELS))
+    unittest.main(argv=[sys.argv[0], "-v"])
