@@ -251,6 +251,18 @@ bool same_call(const DumpLayer& la, const DumpLayer& lb, const std::string& ca, 
   return true;
 }
 
+// The same op with the same fields, whatever their values.
+bool same_fields(const std::string& ca, const std::string& cb) {
+  if (ca == cb) return true;
+  if (ca.substr(0, ca.find(' ')) != cb.substr(0, cb.find(' '))) return false;
+  const auto fa = fields_of(ca), fb = fields_of(cb);
+  if (fa.size() != fb.size()) return false;
+  for (auto ia = fa.begin(), ib = fb.begin(); ia != fa.end(); ++ia, ++ib) {
+    if (ia->first != ib->first) return false;
+  }
+  return true;
+}
+
 // A call without the fields that give its input tensors' shapes: what it computes, whatever
 // the data made of the shapes (a per-class loop keeps another number of boxes on each side).
 // A field is a shape when its key is an input's role (`in1`, `x` for cat's `x0`, `x1`...) or its
@@ -346,6 +358,7 @@ class Comparer {
       : a_(a), b_(b), o_(o), up_{std::vector<int64_t>(a.layers.size(), -1), std::vector<int64_t>(b.layers.size(), -1)},
         differs_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)},
         steers_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)},
+        after_steering_{std::vector<char>(a.layers.size(), 0), std::vector<char>(b.layers.size(), 0)},
         b_of_a_(a.layers.size(), -1), a_of_b_(b.layers.size(), -1), canonical_{canonical_calls(a), canonical_calls(b)} {}
 
   CompareResult run() {
@@ -430,10 +443,13 @@ class Comparer {
     return best;
   }
 
-  // An input of layer i of `side` that comes from a layer whose outputs steer (steers_).
+  // An input of layer i of `side` that comes from a layer whose outputs steer (steers_), or from
+  // one downstream of such a layer: once control flow has followed the data (detections in
+  // another order, another count of boxes), the Python numbers taken from it (a box's size) shape
+  // the calls after it too.
   std::string steering_source(int side, int64_t i) const {
     for (const DumpTensorInfo& t : dump(side).layers[size_t(i)].inputs) {
-      if (t.source_layer >= 0 && steers_[side][size_t(t.source_layer)]) return t.source;
+      if (t.source_layer >= 0 && after_steering_[side][size_t(t.source_layer)]) return t.source;
     }
     return "";
   }
@@ -443,6 +459,7 @@ class Comparer {
   void record_downstream(int side, int64_t i, bool differs, int64_t origin_here, bool steers) {
     differs_[side][size_t(i)] = differs;
     steers_[side][size_t(i)] = steers;
+    after_steering_[side][size_t(i)] = steers || !steering_source(side, i).empty();
     up_[side][size_t(i)] = origin_here;
   }
 
@@ -780,7 +797,10 @@ class Comparer {
     origin_id_ = -1;
     // Lines that differ only in the input shapes they name are the same call when those shapes
     // followed data that steers (a count upstream differs); otherwise the model code differs.
-    const bool shapes_followed_data = ca != cb && (!steering_source(0, ia).empty() || !steering_source(1, ib).empty());
+    // After control flow followed the data, layers pair by what they compute, iteration by
+    // iteration as best they can: which producer feeds which is no finding there.
+    const bool steered = !steering_source(0, ia).empty() || !steering_source(1, ib).empty();
+    const bool shapes_followed_data = ca != cb && steered;
     const auto judged = work_.find(ia);  // judge_pairs judged the pairs that ran the same call
     if (judged == work_.end() || (ca != cb && !shapes_followed_data)) {
       r.reason = "B ran another call: " + lb.line;
@@ -798,8 +818,8 @@ class Comparer {
     r.verdict = std::move(w.verdict);
     const LayerVerdict& v = r.verdict;
     r.reason = v.reason;
-    std::string rewired = v.differs && up < 0 ? rewired_input(la, lb) : "";
-    if (rewired.empty() && v.differs && up < 0 && v.state != State::Failed) rewired = inconsistent_input(la, lb);
+    std::string rewired = v.differs && up < 0 && !steered ? rewired_input(la, lb) : "";
+    if (rewired.empty() && v.differs && up < 0 && !steered && v.state != State::Failed) rewired = inconsistent_input(la, lb);
     // Copies are checked where the layer's outputs differ: a wrong copy that changes nothing
     // downstream is no finding.
     const std::string copy_a = v.differs && input_finding.empty() ? copy_finding(0, la) : "";
@@ -852,7 +872,9 @@ class Comparer {
     for (size_t i = 0; i < a_.layers.size(); ++i) {
       if (b_of_a_[i] < 0) continue;
       const DumpLayer &la = a_.layers[i], &lb = b_.layers[size_t(b_of_a_[i])];
-      if (!same_call(la, lb, canonical_[0][i], canonical_[1][size_t(b_of_a_[i])]) || la.inputs.size() != lb.inputs.size()) {
+      // Calls with other values in the same fields are judged too, each side on its own line:
+      // whether that is another call or one that followed the data is decided in execution order.
+      if (!same_fields(canonical_[0][i], canonical_[1][size_t(b_of_a_[i])]) || la.inputs.size() != lb.inputs.size()) {
         continue;
       }
       work_[int64_t(i)].ib = b_of_a_[i];
@@ -935,6 +957,7 @@ class Comparer {
   // index, a mask), so layers downstream may run on one side only, or with other input shapes.
   // Rounding differences in float values never steer.
   std::vector<char> steers_[2];
+  std::vector<char> after_steering_[2];  // steers_, or downstream of a layer that does
   std::vector<int64_t> b_of_a_, a_of_b_;  // the paired layer on the other side, or -1
   const std::vector<std::string> canonical_[2];  // each layer's canonical_call, by side
   std::map<int64_t, PairWork> work_;      // by A index: the pairs judged

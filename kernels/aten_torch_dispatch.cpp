@@ -552,10 +552,15 @@ void add_index_item(const std::string& t, const std::vector<at::Tensor>& key_ten
   if (t.size() > 2 && t.front() == '[' && t.back() == ']') {  // a list of ints: x[:, [-1], :] (nanoGPT's last position)
     if (const auto ints = int_list(t)) return void(key.emplace_back(at::tensor(*ints, at::kLong)));
   }
-  static const std::regex slice(R"(^slice\((None|-?[0-9]+),(None|-?[0-9]+),(None|-?[0-9]+)\)$)");
+  // A bound is a number, None, or a 0-dim integer tensor as Python's repr shows it (Mask R-CNN pastes
+  // masks at x[y0:y1, x0:x1] with tensor bounds): its value is in the repr.
+  static const std::regex slice(R"(^slice\((None|-?[0-9]+|tensor\(-?[0-9]+\)),(None|-?[0-9]+|tensor\(-?[0-9]+\)),(None|-?[0-9]+)\)$)");
   std::smatch m;
   if (!std::regex_match(t, m, slice)) throw Error("an index item this cannot read: " + t);
-  const auto bound = [](const std::string& v) { return v == "None" ? c10::optional<int64_t>() : c10::optional<int64_t>(std::stoll(v)); };
+  const auto bound = [](std::string v) {
+    if (v.rfind("tensor(", 0) == 0) v = v.substr(7, v.size() - 8);
+    return v == "None" ? c10::optional<int64_t>() : c10::optional<int64_t>(std::stoll(v));
+  };
   key.emplace_back(Slice(bound(m[1]), bound(m[2]), bound(m[3])));
 }
 
@@ -627,6 +632,22 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
       for (const Tensor& t : in) tensors.push_back(to_aten(t));  // selects and copies: exact in any dtype
       TorchCallResult r;
       for (const at::Tensor& y : run_index(name == "setitem", args, tensors)) r.outputs.push_back(from_aten(y.contiguous()));
+      return r;
+    });
+  }
+  if (name == "to" || name == "type" || name == "type_as") {
+    const Args args = read_line(line, in.size());
+    if (args.positional.empty() || !args.positional[0].tensor) throw Error("a cast of no recorded tensor");
+    const at::Tensor x = to_aten(in.at(*args.positional[0].tensor));
+    std::optional<at::ScalarType> to;  // x.to(dtype), x.to(device, dtype), x.to(other), x.type(dtype): the first that names one
+    for (size_t i = 1; i < args.positional.size() && !to; ++i) {
+      const Operand& o = args.positional[i];
+      to = o.tensor ? std::optional<at::ScalarType>(to_aten(in.at(*o.tensor)).scalar_type()) : scalar_type(o.text);
+    }
+    if (const auto it = args.keywords.find("dtype"); it != args.keywords.end() && !to) to = scalar_type(it->second.text);
+    return aten_call(op.c_str(), [&] {
+      TorchCallResult r;
+      r.outputs.push_back(from_aten(to ? x.to(*to) : x.clone()));  // one rounding at most; no dtype named: a copy
       return r;
     });
   }

@@ -203,9 +203,43 @@ def decoder():
         ("proj", None, "proj"), ("mlp.1", None, "mlp.1")]
 
 
+def _detection(model, size=128):
+    return model.eval(), _seeded((3, size, size)), lambda mm, x: mm([x])
+
+
+def faster_rcnn():
+    torch.manual_seed(0)
+    m = torchvision.models.detection.fasterrcnn_mobilenet_v3_large_320_fpn(
+        weights=None, weights_backbone=None, num_classes=5, box_score_thresh=0.0, min_size=128, max_size=128,
+        rpn_pre_nms_top_n_test=100, rpn_post_nms_top_n_test=50, box_detections_per_img=20)
+    return _detection(m) + ([("backbone.body.3.block.1.0", None, "backbone.body.3.block.1.0")],)
+
+
+def mask_rcnn():
+    from torchvision.models.detection import MaskRCNN
+    from torchvision.models.detection.backbone_utils import mobilenet_backbone
+    torch.manual_seed(0)
+    from torchvision.models.detection.anchor_utils import AnchorGenerator
+    from torchvision.ops import MultiScaleRoIAlign
+    backbone = mobilenet_backbone(backbone_name="mobilenet_v3_small", weights=None, fpn=True, trainable_layers=6)
+    anchors = AnchorGenerator(((16, 32, 64),) * 3, ((0.5, 1.0, 2.0),) * 3)
+    m = MaskRCNN(backbone, num_classes=3, min_size=96, max_size=96, box_score_thresh=0.0, rpn_pre_nms_top_n_test=60,
+                 rpn_post_nms_top_n_test=30, box_detections_per_img=8, rpn_anchor_generator=anchors,
+                 box_roi_pool=MultiScaleRoIAlign(["0", "1"], 7, 2), mask_roi_pool=MultiScaleRoIAlign(["0", "1"], 14, 2))
+    return _detection(m, 96) + ([("roi_heads.mask_head", "conv2d", "roi_heads.mask_head.0.0")],)
+
+
+def ssdlite():
+    torch.manual_seed(0)
+    m = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=5,
+                                                                   score_thresh=0.0, detections_per_img=20, topk_candidates=50)
+    return _detection(m, 160) + ([("head.classification_head.module_list.0.1", None, "head.classification_head.module_list.0.1")],)
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "deeplabv3": deeplabv3, "lraspp": lraspp,
-          "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder}
+          "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
+          "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
