@@ -242,6 +242,7 @@ std::vector<int64_t> sampled_elements(const Call* call, size_t k, const Shape& s
   if (call && call->traits().dot_products && k == 0 && !in.empty()) {
     try {
       dots = call->traits().dot_products(*call, in);
+      if (dots->shape != shape) dots.reset();  // an output the call cannot have made: no figures
     } catch (const Error&) {
       // Inputs that do not fit the call: no dot-product figures.
     }

@@ -47,7 +47,10 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
     // An Inf or NaN among an element's terms makes its exact value Inf or NaN: no rounding
     // bound applies there (an infinite one would pass any two finite values), so the element
     // gets the dtype's tolerance, and finite outputs fail against the judge's non-finite one.
-    t.bound = [scale, scales = d.scales](int64_t i) {
+    // An output of another size than the call gives (a recorded line that cannot have made it)
+    // gets the dtype's tolerance past the call's elements: the bound never reads past its inputs.
+    t.bound = [scale, scales = d.scales, count = d.shape.numel()](int64_t i) {
+      if (i >= count) return 0.0;
       const double b = scale * scales(i).abs_sum;
       return std::isfinite(b) ? b : 0.0;
     };
@@ -120,7 +123,9 @@ PrecisionStats precision_stats(const Call& call, size_t index, const std::vector
                                const ElementValues& expected, const ElementValues& actual, const PrecisionProfile& profile) {
   const OpTraits& op = call.traits();
   if (!op.dot_products || index != 0 || inputs.empty()) return result_stats(shape.numel(), expected, actual);
-  return dot_product_stats(op.dot_products(call, inputs), &expected, actual, profile);
+  const DotProducts d = op.dot_products(call, inputs);
+  if (shape != d.shape) return result_stats(shape.numel(), expected, actual);  // not what the call makes: no samples of it
+  return dot_product_stats(d, &expected, actual, profile);
 }
 
 PrecisionStats own_precision_stats(const Call& call, size_t index, const std::vector<Tensor>& inputs, const Tensor& output,
