@@ -493,7 +493,7 @@ class Comparer {
       // Before any origin upstream: what it computed reaches the paired layers as the other side
       // has it, so nothing downstream depends on it having been computed here.
       r.explained = true;
-      r.reason += " (computed in this run only, and what it gives is what " + std::string(other) + " used: " + same->second + ")";
+      r.reason += " (" + same->second + ")";
       record_downstream(side, i, false, -1, false);
       return r;
     }
@@ -601,16 +601,24 @@ class Comparer {
   // Following the outputs of one side's unpaired layer i through the unpaired layers they feed:
   // "<layer> <input>" of the first paired layer reached, when every paired layer reached takes
   // values its twin on the other side also took (within 16 times the tolerance, as copies of
-  // agreeing data stay); "" when one does not, or when none is reached (an unused result is not
-  // known to be harmless: it stays a finding).
+  // agreeing data stay); when none is reached, a note that the values went into Python numbers,
+  // if every unpaired layer reached that nothing reads had its output read so (`to_python`: a
+  // scale MultiScaleRoIAlign works out on its first call and keeps; what such numbers change shows
+  // in the calls after them); "" otherwise (an unused tensor is not known to be harmless: a
+  // model's own output is one).
   std::string recomputed_as_used(int side, int64_t i, const std::vector<std::vector<std::pair<int64_t, size_t>>>& consumers) const {
     const std::vector<int64_t>& other = side == 0 ? b_of_a_ : a_of_b_;
     std::vector<int64_t> todo{i};
     std::set<int64_t> seen{i};
     std::string reached;
+    bool into_python = true;  // every unread layer reached had an output read as a Python number
     while (!todo.empty()) {
       const int64_t u = todo.back();
       todo.pop_back();
+      if (consumers[size_t(u)].empty()) {
+        const std::vector<DumpTensorInfo>& outs = dump(side).layers[size_t(u)].outputs;
+        into_python = into_python && std::any_of(outs.begin(), outs.end(), [](const DumpTensorInfo& o) { return o.to_python; });
+      }
       for (const auto& [j, k] : consumers[size_t(u)]) {
         const DumpLayer& l = dump(side).layers[size_t(j)];
         if (other[size_t(j)] < 0) {
@@ -623,7 +631,10 @@ class Comparer {
         if (reached.empty()) reached = l.name + " " + l.inputs[k].role;
       }
     }
-    return reached;
+    const std::string other_side = side == 0 ? "B" : "A";
+    if (!reached.empty()) return "computed in this run only, and what it gives is what " + other_side + " used: " + reached;
+    if (into_python) return "computed in this run only, into Python numbers no layer reads (a value a module works out once and keeps)";
+    return "";
   }
 
   // Whether tensor t of `side` and tensor u of the other side hold the same values: the same

@@ -32,6 +32,7 @@ struct DumpTensorInfo {
   int64_t source_layer = -1;
   bool derived = false;  // computed from the source output (a slice, a column), not it as is
   std::vector<ViaStep> via;  // how, where recorded: the views and copies from the source output
+  bool to_python = false;    // an output the run read as Python numbers (.item(), float(t))
 };
 
 struct DumpLayer {

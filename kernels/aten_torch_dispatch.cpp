@@ -124,7 +124,7 @@ const std::map<std::string, Known>& known_calls() {
       {"adaptive_avg_pool2d", {"adaptive_avg_pool2d", Bound::Sum}}, {"softmax", {"softmax", Bound::Softmax}},
       {"avg_pool1d", {"avg_pool1d", Bound::Sum}}, {"avg_pool3d", {"avg_pool3d", Bound::Sum}},
       {"adaptive_avg_pool1d", {"adaptive_avg_pool1d", Bound::Sum}}, {"adaptive_avg_pool3d", {"adaptive_avg_pool3d", Bound::Sum}},
-      {"cumsum", {"cumsum", Bound::Sum}}, {"conv1d", {"conv1d", Bound::Sum}}, {"conv2d", {"conv2d", Bound::Sum}},
+      {"cumsum", {"cumsum", Bound::Sum}}, {"norm", {"norm", Bound::Sum}}, {"linalg_vector_norm", {"linalg_vector_norm", Bound::Sum}}, {"conv1d", {"conv1d", Bound::Sum}}, {"conv2d", {"conv2d", Bound::Sum}},
       {"conv3d", {"conv3d", Bound::Sum}}, {"conv_transpose1d", {"conv_transpose1d", Bound::Sum}},
       {"conv_transpose2d", {"conv_transpose2d", Bound::Sum}}, {"conv_transpose3d", {"conv_transpose3d", Bound::Sum}},
       {"einsum", {"einsum", Bound::Sum}}, {"group_norm", {"group_norm", Bound::GroupNorm}},
@@ -565,7 +565,7 @@ void add_index_item(const std::string& t, const std::vector<at::Tensor>& key_ten
 }
 
 // A key x[key] as recorded: one item, or a tuple of them "(a,b,...)" (slices hold no commas at
-// the top level: split outside parentheses).
+// the top level: split outside parentheses and brackets).
 std::vector<at::indexing::TensorIndex> index_key(const Operand& o, const std::vector<at::Tensor>& tensors) {
   std::vector<at::Tensor> key_tensors;
   if (o.tensor) key_tensors.push_back(tensors[*o.tensor]);
@@ -583,7 +583,7 @@ std::vector<at::indexing::TensorIndex> index_key(const Operand& o, const std::ve
     std::string cur;
     for (size_t i = 1; i + 1 < text.size(); ++i) {
       const char c = text[i];
-      depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+      depth += c == '(' || c == '[' ? 1 : c == ')' || c == ']' ? -1 : 0;
       if (c == ',' && depth == 0) {
         items.push_back(cur);
         cur.clear();

@@ -5,6 +5,8 @@ line) and the input roles the op names, so `parity compare` can re-run it locall
 inputs. Any other call gets the op `torch.<name>` and a line listing its arguments: compare judges
 it by values only, A against B, and cannot check it locally.
 """
+import re
+
 import torch
 
 # dtypes parity's float ops take; a float16 side is judged widened to float32 (docs/DESIGN.md).
@@ -204,9 +206,18 @@ def known_function(name, args, kwargs):
     return None
 
 
+def _runs_own_forward(module, cls):
+    """Whether the module is a `cls` that runs `cls`'s own forward: a subclass that overrides it (timm's
+    Conv2dSame pads first) computes something else, recorded by the calls it makes."""
+    return isinstance(module, cls) and getattr(type(module).forward, "__code__", None) is cls.forward.__code__
+
+
 def known_module(module, args):
     """A leaf module call as a parity op (the module's own parameters as inputs), or None."""
     x = args[0] if args else None
+    if not any(_runs_own_forward(module, cls) for cls in (torch.nn.Conv2d, torch.nn.SiLU, torch.nn.Sigmoid, torch.nn.MaxPool2d,
+                                                         torch.nn.Upsample)):
+        return None
     if isinstance(module, torch.nn.Conv2d) and module.padding_mode == "zeros":
         return conv2d(x, module.weight, module.bias, module.stride, module.padding, module.dilation, module.groups)
     if isinstance(module, torch.nn.SiLU):
@@ -235,6 +246,9 @@ FLOAT_CASTS = {"float", "half", "double", "bfloat16", "to", "type", "type_as"}
 COMPOSITES = {"interpolate", "upsample", "upsample_bilinear", "upsample_nearest", "multi_head_attention_forward",
               "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "embedding"}
 
+# Reads of a tensor's values into Python numbers (never layers either).
+PYTHON_READS = {"item", "tolist", "__float__", "__int__", "__index__", "__bool__"}
+
 # Calls that are never layers: metadata, conversions to Python values, and parity_torch's own reads.
 NOT_LAYERS = {"__set__", "size", "dim", "numel", "stride", "is_contiguous", "item", "tolist", "numpy", "__len__",
               "__bool__", "__format__", "__repr__", "__array__", "data_ptr", "element_size", "_is_view",
@@ -242,11 +256,16 @@ NOT_LAYERS = {"__set__", "size", "dim", "numel", "stride", "is_contiguous", "ite
               "_cuda_version", "__reduce_ex__", "__deepcopy__", "__contains__", "__index__", "__int__", "__float__"}
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def values_only_line(op, tensors, others):
     """The line of a call parity has no reference for: its tensors' shapes and its other arguments."""
     fields = [f"{role}={shape_text(t)}" for role, t in tensors]
     for key, value in others:
-        text = "".join(repr(value).split())
+        # An object's repr holds its memory address (quantized weights' packed params): never part
+        # of the call, or a model would differ from a copy of itself.
+        text = "".join(_ADDRESS.sub("", repr(value)).split())
         fields.append(f"{key}={text[:80]}")
     return " ".join([op] + fields)
 

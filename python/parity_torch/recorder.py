@@ -350,6 +350,8 @@ class Recorder:
         if name in ("__get__", "__iter__"):
             return self.attribute_or_rows(func, name, args, kwargs)
         if name in ops.NOT_LAYERS:
+            if name in ops.PYTHON_READS:
+                self.read_as_python(args)
             return func(*args, **kwargs)
         if name in ops.COMPOSITES and isinstance(func, types.FunctionType) and ops.known_function(name, args, kwargs) is None:
             with self.mode:  # the mode is off while it handles a call: on again for the calls inside
@@ -385,6 +387,16 @@ class Recorder:
         finally:
             self.busy -= 1
         return result
+
+    def read_as_python(self, args):
+        """A layer output read as Python numbers (float(t), t.item()): marked, so that compare knows a
+        layer one run alone has, whose values went nowhere else, fed only such numbers."""
+        for t in args:
+            p = self.provenance(t) if torch.is_tensor(t) else None
+            if p is not None:
+                for out in p.layer.outputs:
+                    if out["role"] == p.role:
+                        out["to_python"] = True
 
     def attribute_or_rows(self, func, name, args, kwargs):
         """x.T, x.mT, x.data (a tensor attribute) and `for row in x` / `i, j = x.T` (rows): views
@@ -544,6 +556,8 @@ class Recorder:
             out = {"role": t["role"], "file": t["file"], "dtype": t["dtype"], "shape": t["shape"]}
             p = t.get("source")
             out["source"] = f"{p.layer.name}:{p.role}" if p is not None and p.layer.name else None
+            if t.get("to_python"):
+                out["to_python"] = True
             if t.get("derived"):
                 out["derived"] = True
                 if t.get("via") is not None:

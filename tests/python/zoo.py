@@ -236,10 +236,46 @@ def ssdlite():
     return _detection(m, 160) + ([("head.classification_head.module_list.0.1", None, "head.classification_head.module_list.0.1")],)
 
 
+class Conv2dSame(torch.nn.Conv2d):
+    """A convolution that pads as TensorFlow's SAME does, in its own forward (as timm's Conv2dSame in
+    every tf_ EfficientNet): the module's padding attribute says 0, the call it makes is what counts."""
+
+    def forward(self, x):
+        pads = []
+        for size, k, s, d in zip(x.shape[-2:], self.weight.shape[-2:], self.stride, self.dilation):
+            total = max((-(-size // s) - 1) * s + (k - 1) * d + 1 - size, 0)
+            pads = [total // 2, total - total // 2] + pads  # F.pad lists the last dimension first
+        return torch.nn.functional.conv2d(torch.nn.functional.pad(x, pads), self.weight, self.bias, self.stride, 0,
+                                          self.dilation, self.groups)
+
+
+class SecondLibrary(torch.nn.Module):
+    """The patterns of a second model library: a conv subclass that pads in its own forward, the
+    positional avg_pool2d call nn.AvgPool2d makes, GroupNorm, Tensor.norm, a list index."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = Conv2dSame(3, 8, 3, stride=2)
+        self.norm = torch.nn.GroupNorm(2, 8)
+        self.pool = torch.nn.AvgPool2d(3, 1, 1)
+        self.head = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        y = self.pool(torch.nn.functional.silu(self.norm(self.stem(x))))
+        y = y / y.norm(dim=1, keepdim=True).clamp_min(1e-6)
+        return self.head(y.mean((2, 3))[:, [0, 2, 4, 6, 1, 3, 5, 7]])
+
+
+def second_library():
+    torch.manual_seed(0)
+    return SecondLibrary().eval(), _seeded((2, 3, 17, 17)), None, [("stem", "conv2d", "stem"), ("pool", None, "pool"),
+                                                                   ("norm", None, "norm")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
-          "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite}
+          "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),

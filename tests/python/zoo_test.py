@@ -7,6 +7,7 @@ the CPU): every pair exits 0 with no FAILED, UNCHECKED or structural row. Each p
 element off in a kernel's output, or written between two layers) is the origin at its layer, on its
 side, in both orders. Exit 77 (ctest: skipped) when /usr/bin/python3 has no torch or torchvision.
 """
+import copy
 import json
 import os
 import subprocess
@@ -76,6 +77,50 @@ class Zoo(unittest.TestCase):
                     self.assertEqual(code, 1, out[-3000:])
                     self.assertIsNotNone(origin, out[-3000:])
                     self.assertEqual((origin["name"], origin["defective"]), (layer, side), origin["reason"][:500])
+
+
+class Identity(unittest.TestCase):
+    """What makes one model's two runs look like two models, when they are not: a warm-up (values a
+    module works out on its first call and keeps), a copy of a quantized model (its packed weights'
+    addresses)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def dumps(self, name, first, second, call, x):
+        paths = []
+        for tag, m in (("a", first), ("b", second)):
+            path = os.path.join(self.tmp.name, f"{name}-{tag}")
+            with torch.no_grad(), zoo.parity_torch.dump(path, m):
+                call(m, x)
+            paths.append(path)
+        return paths
+
+    def test_a_warmed_up_model_against_a_cold_one(self):
+        model, x, call, _ = zoo.mask_rcnn()
+
+        def warm():
+            m = copy.deepcopy(model)
+            with torch.no_grad():
+                call(m, x)  # MultiScaleRoIAlign works out its scales now, and keeps them
+            return m
+        for a, b in (self.dumps("warm", warm(), copy.deepcopy(model), call, x), self.dumps("cold", copy.deepcopy(model), warm(), call, x)):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
+            self.assertTrue(any("into Python numbers" in (l.get("reason") or "") for l in report["layers"]), out[-3000:])
+
+    def test_a_quantized_model_against_a_copy_of_itself(self):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).eval()
+        q = torch.quantization.quantize_dynamic(net, {torch.nn.Linear}, dtype=torch.qint8)
+        a, b = self.dumps("quantized", q, copy.deepcopy(q), lambda m, x: m(x), torch.randn(2, 16))
+        code, out, report = compare(a, b)
+        self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
 
 
 def add_tests(names):
