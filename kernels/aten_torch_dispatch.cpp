@@ -133,7 +133,7 @@ const std::map<std::string, Known>& known_calls() {
       {"layer_norm", {"layer_norm", Bound::LayerNorm}},
       // Weighted sums with weights of one sign (interpolation): S = the same op on |x|.
       {"upsample_linear1d", {"upsample_linear1d", Bound::Sum}}, {"upsample_bilinear2d", {"upsample_bilinear2d", Bound::Sum}},
-      {"upsample_trilinear3d", {"upsample_trilinear3d", Bound::Sum}},
+      {"upsample_trilinear3d", {"upsample_trilinear3d", Bound::Sum}}, {"grid_sampler", {"grid_sampler", Bound::Sum}},
   };
   return m;
 }
@@ -422,6 +422,18 @@ std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, c
   throw Error("the recorded arguments of " + op + " fit no overload of aten::" + name);
 }
 
+// The tensor recorded at positional `pos` or as keyword `key`, if any.
+std::optional<at::Tensor> tensor_arg(const Args& args, const std::vector<at::Tensor>& t, size_t pos, const char* key) {
+  if (pos < args.positional.size() && args.positional[pos].tensor) return t[*args.positional[pos].tensor];
+  if (const auto it = args.keywords.find(key); it != args.keywords.end() && it->second.tensor) return t[*it->second.tensor];
+  return std::nullopt;
+}
+
+std::string text_arg(const Args& args, size_t pos, const char* key) {
+  if (const auto it = args.keywords.find(key); it != args.keywords.end()) return it->second.text;
+  return pos < args.positional.size() ? args.positional[pos].text : "";
+}
+
 // How many terms an output element of a Sum-bound call adds: from the call's own arguments where
 // they say (a matrix product's inner size, a pool's window, an interpolation's corners), else the
 // input's elements per output element (sum, mean).
@@ -440,6 +452,11 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   if (name == "einsum") return std::max<int64_t>(1, x.numel());  // the largest contraction it can be
   const int64_t spatial = std::max<int64_t>(1, x.dim() - 2);
   if (name.rfind("upsample_", 0) == 0) return int64_t(1) << spatial;
+  if (name == "grid_sampler") {  // (input, grid, mode: 0 bilinear, 1 nearest, 2 bicubic, ...)
+    const std::string mode = text_arg(args, 2, "interpolation_mode");
+    if (mode == "2") throw Error("grid_sample's bicubic weights take both signs: no bound for it is known here");
+    return mode == "1" ? 1 : int64_t(1) << spatial;
+  }
   if (name.rfind("avg_pool", 0) == 0) {
     const Operand* kernel = args.positional.size() > 1 ? &args.positional[1] : nullptr;
     if (const auto it = args.keywords.find("kernel_size"); it != args.keywords.end()) kernel = &it->second;
@@ -456,18 +473,6 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
     return k;
   }
   return std::max<int64_t>(1, x.numel() / std::max<int64_t>(1, y.numel()));
-}
-
-// The tensor recorded at positional `pos` or as keyword `key`, if any.
-std::optional<at::Tensor> tensor_arg(const Args& args, const std::vector<at::Tensor>& t, size_t pos, const char* key) {
-  if (pos < args.positional.size() && args.positional[pos].tensor) return t[*args.positional[pos].tensor];
-  if (const auto it = args.keywords.find(key); it != args.keywords.end() && it->second.tensor) return t[*it->second.tensor];
-  return std::nullopt;
-}
-
-std::string text_arg(const Args& args, size_t pos, const char* key) {
-  if (const auto it = args.keywords.find(key); it != args.keywords.end()) return it->second.text;
-  return pos < args.positional.size() ? args.positional[pos].text : "";
 }
 
 // layer_norm's S: with mean m, deviation s and z_i = (x_i - m) / s over each group of K values,
@@ -696,6 +701,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
         if (bound == Bound::Sum) {
           std::vector<at::Tensor> magnitudes;
           for (const at::Tensor& t : wide) magnitudes.push_back(t.is_floating_point() ? t.abs() : t);
+          if (name == "grid_sampler") magnitudes.at(1) = wide.at(1);  // where to sample stays: only the values' signs go
           S = run_op(op, known->second.aten, args, magnitudes).at(0);
           K = sum_terms(name, args, wide, y);
         } else if (bound == Bound::Softmax) {

@@ -244,7 +244,8 @@ FLOAT_CASTS = {"float", "half", "double", "bfloat16", "to", "type", "type_as"}
 # the calls they make (upsample_bilinear2d, linear, bmm, softmax, dropout in eval) are the layers, each
 # of which the judge runs again. A call parity has an op for (nearest interpolate) stays that op.
 COMPOSITES = {"interpolate", "upsample", "upsample_bilinear", "upsample_nearest", "multi_head_attention_forward",
-              "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "embedding"}
+              "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "embedding",
+              "instance_norm", "grid_sample"}
 
 # Reads of a tensor's values into Python numbers (never layers either).
 PYTHON_READS = {"item", "tolist", "__float__", "__int__", "__index__", "__bool__"}

@@ -272,19 +272,47 @@ def second_library():
                                                                    ("norm", None, "norm")]
 
 
+def yolov5():
+    """tests/python/yolov5_style.py's YOLOv5n with val.py's non_max_suppression after it."""
+    from yolov5_style import calibrated_yolov5n, non_max_suppression
+
+    def call(m, image):
+        pred = m(image)[0]
+        with parity_torch.scope("nms"):
+            non_max_suppression(pred.float())
+    model, x = calibrated_yolov5n()
+    return model, x, call, [("model.6.m.0.cv1.conv", None, "model.6.m.0.cv1.conv"), ("model.24", "sigmoid", "model.24.sigmoid")]
+
+
+def raft():
+    """torchvision's RAFT (small): correlation pyramid, grid_sample lookups, a recurrent update block."""
+    torch.manual_seed(0)
+    m = torchvision.models.optical_flow.raft_small(weights=None).eval()
+    frames = _seeded((2, 3, 64, 64))
+    return m, frames, lambda mm, x: mm(x[:1], x[1:], num_flow_updates=2), [
+        ("", "grid_sampler", "grid_sampler"), ("update_block.motion_encoder.convflow1", None, "update_block.motion_encoder.convflow1.0")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
-          "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library}
+          "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
+          "yolov5": yolov5, "raft": raft}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
            "bf16-autocast": (torch.float32, torch.bfloat16)}
 
 
+# Calls that compute nothing, among them parity_torch's own reads of the tensors it records: a defect
+# planted in "any call" skips them.
+_NOT_COMPUTED = parity_torch.ops.NOT_LAYERS | {"__get__", "detach", "clone", "cpu", "to", "contiguous"}
+
+
 class DefectiveKernel(TorchFunctionMode):
     """One element of the first floating tensor a call inside `module` returns (the first call of
-    `name`, when given) off by `delta`: a kernel that computed one value wrong. Entered before
+    `name`, when given) off by `delta` (times the value, when larger than 1): a kernel that computed
+    one value wrong. Entered before
     parity_torch's dump, this mode sits below the recorder's, so the recorder takes the wrong value
     as the call's own result. Its hooks go on inside the dump block, after the recorder's."""
 
@@ -300,7 +328,7 @@ class DefectiveKernel(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
         name = getattr(func, "__name__", "")
-        if not self.armed or not (name != "__get__" if self.name is None else name == self.name):
+        if not self.armed or not (name not in _NOT_COMPUTED if self.name is None else name == self.name):
             return result
         if isinstance(result, tuple) and result and torch.is_tensor(result[0]):  # lstm: (out, h, c)
             return (self._plant(result[0], args),) + tuple(result[1:])
@@ -313,7 +341,8 @@ class DefectiveKernel(TorchFunctionMode):
         with torch._C.DisableTorchFunction():
             if not any(torch.is_tensor(a) and storage_ptr(a) == storage_ptr(result) for a in args):
                 result = result.clone()  # a kernel's own output; a view is written in place
-            result[tuple(_unravel(result.numel() // 3, result.shape))] += self.delta
+            at = tuple(_unravel(result.numel() // 3, result.shape))
+            result[at] += self.delta * max(1.0, abs(float(result[at])))  # beyond bfloat16's rounding at any size
         return result
 
     def __exit__(self, *exc):
@@ -341,14 +370,17 @@ def dump(path, built, regime, defect=None, device="cpu"):
     run = call or (lambda mm, xx: mm(xx))
     mixed = lambda: torch.autocast(device, dtype=autocast) if autocast else contextlib.nullcontext()  # noqa: E731
     try:
-        with torch.no_grad(), mixed():
+        with torch.no_grad(), kernel, mixed(), parity_torch.dump(path, m, dtype=torch.float32):
+            if defect is not None:
+                kernel.arm_in(dict(m.named_modules())[defect[0]], defect[1])
             run(m, image)
-    except RuntimeError as e:  # PyTorch itself, without parity_torch: its CPU kernels lack some dtypes
-        raise NotRunHere(f"PyTorch {torch.__version__} does not run it here: {str(e)[:120]}") from e
-    with torch.no_grad(), kernel, mixed(), parity_torch.dump(path, m, dtype=torch.float32):
-        if defect is not None:
-            kernel.arm_in(dict(m.named_modules())[defect[0]], defect[1])
-        run(m, image)
+    except RuntimeError as e:
+        try:  # PyTorch itself, without parity_torch: its CPU kernels lack some ops in some dtypes
+            with torch.no_grad(), mixed():
+                run(copy.deepcopy(model).to(device=device, dtype=dtype), image)
+        except RuntimeError:
+            raise NotRunHere(f"PyTorch {torch.__version__} does not run it here: {str(e)[:120]}") from e
+        raise
     return path
 
 
