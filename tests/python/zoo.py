@@ -293,11 +293,32 @@ def raft():
         ("", "grid_sampler", "grid_sampler"), ("update_block.motion_encoder.convflow1", None, "update_block.motion_encoder.convflow1.0")]
 
 
+class Cancelling(torch.nn.Module):
+    """Two large terms that cancel (box arithmetic does this: -269.75 + 265.11): a float64 run written
+    as float32 records its inputs rounded, and the sum of the rounded inputs is off by more than the
+    sum's own tolerance, though the run is correct."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Conv2d(2, 4, 1), torch.nn.Conv2d(2, 4, 1)
+        with torch.no_grad():
+            self.b.weight.copy_(self.a.weight * 1.00001)
+            self.b.bias.copy_(self.a.bias)
+
+    def forward(self, x):
+        return self.a(x) * 1000 + (-(self.b(x) * 1000) + 0.001)
+
+
+def cancelling():
+    torch.manual_seed(0)
+    return Cancelling().eval(), _seeded((1, 2, 8, 8)), None, [("b", None, "b"), ("", "add", "add")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
-          "yolov5": yolov5, "raft": raft}
+          "yolov5": yolov5, "raft": raft, "cancelling": cancelling}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
