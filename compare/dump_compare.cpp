@@ -21,6 +21,7 @@
 #include "core/stopwatch.h"
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
+#include "kernels/torch_calls.h"
 
 namespace parity {
 
@@ -173,8 +174,7 @@ namespace {
 // computed: its device (as a keyword, or a positional `.to(device)`), its memory layout, pinning,
 // whether autograd follows it. Two runs of one model on the CPU and on a GPU differ in these.
 bool placement_field(const std::string& key, const std::string& value) {
-  static const std::set<std::string> keys = {"device", "non_blocking", "pin_memory", "memory_format", "layout", "requires_grad"};
-  if (keys.count(key)) return true;
+  if (placement_argument(key)) return true;
   if (value.rfind("device(", 0) == 0) return true;
   static const std::regex device_text(R"(^['"](cpu|cuda|mps|xpu|meta)(:[0-9]+)?['"]$)");
   return std::regex_match(value, device_text);
@@ -654,10 +654,9 @@ class Comparer {
   // as is, or rounded to that precision. That is the run's precision changing, not another
   // model; "" when the layer is not such a cast.
   std::string precision_cast(int side, const DumpLayer& l) const {
-    static const std::set<std::string> casts = {"torch.Tensor.to", "torch.Tensor.half", "torch.Tensor.float", "torch.Tensor.double",
-                                                "torch.Tensor.bfloat16", "torch.Tensor.type"};
     const Precision p = o_.judge.precision;
-    if (p == Precision::Fp32 || !casts.count(l.op) || l.inputs.size() != 1 || l.outputs.size() != 1) return "";
+    const TorchCall* cast = torch_call(l.op);
+    if (p == Precision::Fp32 || !cast || !cast->cast || l.inputs.size() != 1 || l.outputs.size() != 1) return "";
     const DumpTensorInfo &in = l.inputs[0], &out = l.outputs[0];
     if (in.shape != out.shape || !narrow_float(in) || !narrow_float(out)) return "";
     const Tensor x = dump(side).view(in), y = dump(side).view(out);

@@ -18,6 +18,7 @@
 #include "kernels/aten_plugin.h"
 #include "kernels/backend.h"
 #include "kernels/op_traits.h"
+#include "kernels/torch_calls.h"
 
 namespace parity {
 
@@ -263,17 +264,14 @@ ElementValues kept_values(std::shared_ptr<const std::vector<int64_t>> keep, std:
 // A PyTorch call whose output is a constant its arguments give (zeros, ones, full, arange, fill_):
 // all zeros or all false is its right answer, not a sign that it proves little (MISTRUSTED).
 bool fills_constants(const std::string& op) {
-  static const std::set<std::string> fills = {
-      "torch.zeros",          "torch.zeros_like",     "torch.ones",          "torch.ones_like",       "torch.full",
-      "torch.full_like",      "torch.arange",         "torch.Tensor.new_zeros", "torch.Tensor.new_ones", "torch.Tensor.new_full",
-      "torch.Tensor.fill_",   "torch.Tensor.zero_",   "torch.fill",          "torch.Tensor.new_tensor", "torch.tensor"};
-  return fills.count(op) > 0;
+  const TorchCall* c = torch_call(op);
+  return c && c->fills;
 }
 
 // A PyTorch call whose output holds whatever memory held (torch.empty): nothing to compare.
 bool uninitialised(const std::string& op) {
-  static const std::set<std::string> empty = {"torch.empty", "torch.empty_like", "torch.Tensor.new_empty", "torch.empty_strided"};
-  return empty.count(op) > 0;
+  const TorchCall* c = torch_call(op);
+  return c && c->uninitialised;
 }
 
 // The op word of a line.
@@ -674,10 +672,8 @@ class LayerJudge {
   // judged as any output): why they are wrong, or "" with `checked` set when they are right.
   static std::string tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,
                                   const std::vector<Tensor>& judged, bool& checked) {
-    const auto ends_with = [&](const std::string& tail) {
-      return read.op.size() > tail.size() && read.op.compare(read.op.size() - tail.size(), tail.size(), tail) == 0;
-    };
-    if (judged.size() != 2 || !(ends_with(".sort") || ends_with(".topk"))) return "";
+    const TorchCall* call = torch_call(read.op);
+    if (judged.size() != 2 || !call || !call->tied) return "";
     const std::vector<Tensor> own = {whole_output(s, 0), whole_output(s, 1)};
     try {
       const std::string why = reinterpret_cast<AtenTiedIndicesFn>(aten_plugin_symbol("parity_aten_tied_indices"))(s.line, inputs, own);

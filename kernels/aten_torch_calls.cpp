@@ -40,6 +40,7 @@
 
 #include "core/error.h"
 #include "kernels/aten_torch_dispatch.h"
+#include "kernels/torch_calls.h"
 #include "kernels/aten_util.h"
 
 namespace parity {
@@ -55,39 +56,24 @@ struct Kind {
   bool reflected = false;  // __rsub__(x, c) is c - x
 };
 
-// The recorded names (torch.<fn>, torch.Tensor.<method>, operators; `_` and `__i..__` in place:
-// their recorded input is the value before the call) of the calls run here.
+// The arithmetic calls run here (the table's rows flagged arithmetic, kernels/torch_calls.h), by
+// the operator their row names.
 std::optional<Kind> kind_of(const std::string& op) {
   static const std::map<std::string, Binary> binary = {
-      {"add", Binary::Add}, {"sub", Binary::Sub}, {"subtract", Binary::Sub}, {"mul", Binary::Mul}, {"multiply", Binary::Mul},
-      {"div", Binary::Div}, {"divide", Binary::Div}, {"true_divide", Binary::Div}, {"truediv", Binary::Div}, {"pow", Binary::Pow}};
+      {"add", Binary::Add}, {"sub", Binary::Sub}, {"mul", Binary::Mul}, {"div", Binary::Div}, {"pow", Binary::Pow}};
   static const std::map<std::string, Unary> unary = {{"sigmoid", Unary::Sigmoid}, {"exp", Unary::Exp}, {"neg", Unary::Neg},
-                                                     {"negative", Unary::Neg},    {"sqrt", Unary::Sqrt}, {"abs", Unary::Abs},
-                                                     {"tanh", Unary::Tanh},       {"log", Unary::Log},   {"relu", Unary::Relu}};
-  std::string name;
-  if (op.rfind("torch.Tensor.", 0) == 0) {
-    name = op.substr(13);
-  } else if (op.rfind("torch.nn.functional.", 0) == 0) {
-    name = op.substr(20);
-  } else if (op.rfind("torch.", 0) == 0 && op.find('.', 6) == std::string::npos) {
-    name = op.substr(6);
-  } else {
-    return std::nullopt;
-  }
+                                                     {"sqrt", Unary::Sqrt},       {"abs", Unary::Abs}, {"tanh", Unary::Tanh},
+                                                     {"log", Unary::Log},         {"relu", Unary::Relu}};
+  const TorchCall* call = torch_call(op);
+  if (!call || !call->arithmetic) return std::nullopt;
   Kind k;
-  if (name.size() > 4 && name.rfind("__", 0) == 0 && name.compare(name.size() - 2, 2, "__") == 0) {
-    name = name.substr(2, name.size() - 4);
-    if (name.size() > 1 && name[0] == 'r' && binary.count(name.substr(1))) k.reflected = true, name = name.substr(1);
-    if (name.size() > 1 && name[0] == 'i' && binary.count(name.substr(1))) name = name.substr(1);
-  } else if (!name.empty() && name.back() == '_') {
-    name.pop_back();
-  }
-  if (const auto b = binary.find(name); b != binary.end()) {
+  k.reflected = call->reflected;
+  if (const auto b = binary.find(call->aten); b != binary.end()) {
     k.binary = b->second;
-  } else if (const auto u = unary.find(name); u != unary.end() && !k.reflected) {
+  } else if (const auto u = unary.find(call->aten); u != unary.end() && !k.reflected) {
     k.unary = u->second;
   } else {
-    return std::nullopt;
+    throw Error("torch_calls.tsv: " + call->name + " is arithmetic on " + call->aten + ", which aten_torch_calls.cpp does not compute");
   }
   return k;
 }

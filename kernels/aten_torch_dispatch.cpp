@@ -22,6 +22,7 @@
 
 #include "core/error.h"
 #include "kernels/aten_util.h"
+#include "kernels/torch_calls.h"
 
 namespace parity {
 
@@ -44,128 +45,6 @@ std::optional<c10::Scalar> python_scalar(const std::string& text) {
 }
 
 namespace {
-
-// How a correct float32 result may stray from the exact one, beyond a few roundings.
-enum class Bound {
-  None,       // exact, or element-wise: the default tolerance
-  Sum,        // sums of K terms: S = the same op on |inputs| (linear, matmul, sum, mean, average pools)
-  Softmax,    // y_i = e_i / sum of K e_j: relative error (K + 4) u, so S = |y|
-  LayerNorm,  // statistics of K values: see layer_norm_sums
-  Gelu,       // x Phi(x): S = |x| + |y| (1 + erf cancels for negative x)
-  GroupNorm,  // layer_norm's bound with the statistics per group (group_norm, instance_norm)
-  // No tight bound known: each of K steps (a recurrent layer's time steps and layers) rounds its
-  // state once and passes it on; S = sqrt(K) (|y| + rms(y)), the spread of K independent roundings.
-  Steps,
-};
-
-struct Known {
-  const char* aten;  // the operator (every overload is tried)
-  Bound bound;
-};
-
-// The calls run here, by the name Python gives them (in place `_` and `__i..__` read as the
-// operator: the recorded input is the value before the call).
-const std::map<std::string, Known>& known_calls() {
-  static const std::map<std::string, Known> m = {
-      // Values moved or selected: exact.
-      {"view", {"view", Bound::None}}, {"reshape", {"reshape", Bound::None}}, {"permute", {"permute", Bound::None}},
-      {"transpose", {"transpose", Bound::None}}, {"t", {"t", Bound::None}}, {"flatten", {"flatten", Bound::None}},
-      {"unflatten", {"unflatten", Bound::None}}, {"squeeze", {"squeeze", Bound::None}}, {"unsqueeze", {"unsqueeze", Bound::None}},
-      {"expand", {"expand", Bound::None}}, {"expand_as", {"expand_as", Bound::None}}, {"contiguous", {"contiguous", Bound::None}},
-      {"clone", {"clone", Bound::None}}, {"repeat", {"repeat", Bound::None}}, {"flip", {"flip", Bound::None}},
-      {"roll", {"roll", Bound::None}}, {"narrow", {"narrow", Bound::None}}, {"select", {"select", Bound::None}},
-      {"split", {"split", Bound::None}}, {"split_with_sizes", {"split_with_sizes", Bound::None}}, {"chunk", {"chunk", Bound::None}},
-      {"unbind", {"unbind", Bound::None}}, {"stack", {"stack", Bound::None}}, {"cat", {"cat", Bound::None}},
-      {"concat", {"cat", Bound::None}}, {"movedim", {"movedim", Bound::None}}, {"meshgrid", {"meshgrid", Bound::None}},
-      {"arange", {"arange", Bound::None}}, {"zeros_like", {"zeros_like", Bound::None}}, {"ones_like", {"ones_like", Bound::None}},
-      {"full_like", {"full_like", Bound::None}}, {"where", {"where", Bound::None}}, {"masked_fill", {"masked_fill", Bound::None}},
-      {"gather", {"gather", Bound::None}}, {"index_select", {"index_select", Bound::None}}, {"pad", {"pad", Bound::None}},
-      {"embedding", {"embedding", Bound::None}}, {"adaptive_max_pool1d", {"adaptive_max_pool1d", Bound::None}},
-      {"max_pool1d", {"max_pool1d", Bound::None}}, {"max_pool3d", {"max_pool3d", Bound::None}},
-      {"adaptive_max_pool3d", {"adaptive_max_pool3d", Bound::None}}, {"pixel_shuffle", {"pixel_shuffle", Bound::None}},
-      {"pixel_unshuffle", {"pixel_unshuffle", Bound::None}}, {"tril", {"tril", Bound::None}}, {"triu", {"triu", Bound::None}},
-      {"masked_select", {"masked_select", Bound::None}}, {"index", {"index", Bound::None}}, {"abs", {"abs", Bound::None}},
-      {"neg", {"neg", Bound::None}}, {"relu", {"relu", Bound::None}}, {"hardshrink", {"hardshrink", Bound::None}},
-      {"max_pool2d", {"max_pool2d", Bound::None}}, {"adaptive_max_pool2d", {"adaptive_max_pool2d", Bound::None}},
-      {"sort", {"sort", Bound::None}}, {"topk", {"topk", Bound::None}}, {"argmax", {"argmax", Bound::None}}, {"argmin", {"argmin", Bound::None}}, {"amax", {"amax", Bound::None}},
-      {"amin", {"amin", Bound::None}}, {"max", {"max", Bound::None}}, {"min", {"min", Bound::None}},
-      {"maximum", {"maximum", Bound::None}}, {"minimum", {"minimum", Bound::None}}, {"clamp", {"clamp", Bound::None}},
-      {"clip", {"clamp", Bound::None}}, {"clamp_min", {"clamp_min", Bound::None}}, {"clamp_max", {"clamp_max", Bound::None}},
-      {"floor", {"floor", Bound::None}}, {"ceil", {"ceil", Bound::None}}, {"round", {"round", Bound::None}},
-      {"sign", {"sign", Bound::None}}, {"eq", {"eq", Bound::None}}, {"ne", {"ne", Bound::None}}, {"lt", {"lt", Bound::None}},
-      {"le", {"le", Bound::None}}, {"gt", {"gt", Bound::None}}, {"ge", {"ge", Bound::None}},
-      {"logical_and", {"logical_and", Bound::None}}, {"logical_or", {"logical_or", Bound::None}},
-      {"logical_not", {"logical_not", Bound::None}}, {"bitwise_and", {"bitwise_and", Bound::None}},
-      {"bitwise_or", {"bitwise_or", Bound::None}}, {"and", {"bitwise_and", Bound::None}}, {"or", {"bitwise_or", Bound::None}},
-      {"invert", {"bitwise_not", Bound::None}}, {"relu6", {"relu6", Bound::None}}, {"hardtanh", {"hardtanh", Bound::None}},
-      {"leaky_relu", {"leaky_relu", Bound::None}},
-      // In eval (train=False) they return their input; in training they are random (refused).
-      {"dropout", {"dropout", Bound::None}}, {"feature_dropout", {"feature_dropout", Bound::None}},
-      {"alpha_dropout", {"alpha_dropout", Bound::None}}, {"feature_alpha_dropout", {"feature_alpha_dropout", Bound::None}},
-      {"upsample_nearest1d", {"upsample_nearest1d", Bound::None}}, {"upsample_nearest2d", {"upsample_nearest2d", Bound::None}},
-      {"upsample_nearest3d", {"upsample_nearest3d", Bound::None}},
-      // Element-wise maps: a few roundings.
-      {"hardswish", {"hardswish", Bound::None}}, {"hardsigmoid", {"hardsigmoid", Bound::None}}, {"elu", {"elu", Bound::None}},
-      {"softplus", {"softplus", Bound::None}}, {"erf", {"erf", Bound::None}}, {"sin", {"sin", Bound::None}},
-      {"cos", {"cos", Bound::None}}, {"reciprocal", {"reciprocal", Bound::None}}, {"rsqrt", {"rsqrt", Bound::None}},
-      {"square", {"square", Bound::None}}, {"log1p", {"log1p", Bound::None}}, {"expm1", {"expm1", Bound::None}},
-      {"silu", {"silu", Bound::None}}, {"mish", {"mish", Bound::None}}, {"gelu", {"gelu", Bound::Gelu}},
-      {"log2", {"log2", Bound::None}}, {"log10", {"log10", Bound::None}}, {"exp2", {"exp2", Bound::None}},
-      {"div", {"div", Bound::None}}, {"remainder", {"remainder", Bound::None}}, {"fmod", {"fmod", Bound::None}},
-      {"floor_divide", {"floor_divide", Bound::None}},
-      // Values a call's arguments give: exact.
-      {"zeros", {"zeros", Bound::None}}, {"ones", {"ones", Bound::None}}, {"full", {"full", Bound::None}},
-      {"new_zeros", {"new_zeros", Bound::None}}, {"new_ones", {"new_ones", Bound::None}}, {"new_full", {"new_full", Bound::None}},
-      {"fill", {"fill", Bound::None}}, {"zero", {"zeros_like", Bound::None}}, {"copy", {"copy", Bound::None}},
-      // Sums of K terms.
-      {"linear", {"linear", Bound::Sum}}, {"matmul", {"matmul", Bound::Sum}}, {"mm", {"mm", Bound::Sum}},
-      {"bmm", {"bmm", Bound::Sum}}, {"addmm", {"addmm", Bound::Sum}}, {"baddbmm", {"baddbmm", Bound::Sum}},
-      {"sum", {"sum", Bound::Sum}}, {"mean", {"mean", Bound::Sum}}, {"avg_pool2d", {"avg_pool2d", Bound::Sum}},
-      {"adaptive_avg_pool2d", {"adaptive_avg_pool2d", Bound::Sum}}, {"softmax", {"softmax", Bound::Softmax}},
-      {"avg_pool1d", {"avg_pool1d", Bound::Sum}}, {"avg_pool3d", {"avg_pool3d", Bound::Sum}},
-      {"adaptive_avg_pool1d", {"adaptive_avg_pool1d", Bound::Sum}}, {"adaptive_avg_pool3d", {"adaptive_avg_pool3d", Bound::Sum}},
-      {"cumsum", {"cumsum", Bound::Sum}}, {"norm", {"norm", Bound::Sum}}, {"linalg_vector_norm", {"linalg_vector_norm", Bound::Sum}}, {"conv1d", {"conv1d", Bound::Sum}}, {"conv2d", {"conv2d", Bound::Sum}},
-      {"conv3d", {"conv3d", Bound::Sum}}, {"conv_transpose1d", {"conv_transpose1d", Bound::Sum}},
-      {"conv_transpose2d", {"conv_transpose2d", Bound::Sum}}, {"conv_transpose3d", {"conv_transpose3d", Bound::Sum}},
-      {"einsum", {"einsum", Bound::Sum}}, {"group_norm", {"group_norm", Bound::GroupNorm}},
-      {"instance_norm", {"instance_norm", Bound::GroupNorm}}, {"lstm", {"lstm", Bound::Steps}}, {"gru", {"gru", Bound::Steps}},
-      {"rnn_tanh", {"rnn_tanh", Bound::Steps}}, {"rnn_relu", {"rnn_relu", Bound::Steps}},
-      {"layer_norm", {"layer_norm", Bound::LayerNorm}},
-      // Weighted sums with weights of one sign (interpolation): S = the same op on |x|.
-      {"upsample_linear1d", {"upsample_linear1d", Bound::Sum}}, {"upsample_bilinear2d", {"upsample_bilinear2d", Bound::Sum}},
-      {"upsample_trilinear3d", {"upsample_trilinear3d", Bound::Sum}}, {"grid_sampler", {"grid_sampler", Bound::Sum}},
-  };
-  return m;
-}
-
-// x.float(), x.long(), ...: the dtype a cast by name gives (a float-to-float cast is a copy the
-// recorder never makes a layer; an integer-to-float one is a layer).
-std::optional<at::ScalarType> cast_dtype(const std::string& name) {
-  static const std::map<std::string, at::ScalarType> m = {
-      {"float", at::kFloat}, {"double", at::kDouble}, {"half", at::kHalf}, {"bfloat16", at::kBFloat16}, {"long", at::kLong},
-      {"int", at::kInt},     {"short", at::kShort},   {"char", at::kChar}, {"byte", at::kByte},           {"bool", at::kBool}};
-  const auto it = m.find(name);
-  return it == m.end() ? std::nullopt : std::optional<at::ScalarType>(it->second);
-}
-
-// Python's name of a call: "torch.Tensor.__imatmul__" -> "matmul".
-std::string python_name(const std::string& op) {
-  std::string name;
-  for (const char* prefix : {"torch.Tensor.", "torch.nn.functional.", "torch."}) {
-    if (op.rfind(prefix, 0) == 0) {
-      name = op.substr(std::string(prefix).size());
-      break;
-    }
-  }
-  if (name.empty() || name.find('.') != std::string::npos) throw Error("parity cannot run " + op + " again (not a torch call)");
-  if (name.size() > 4 && name.rfind("__", 0) == 0 && name.compare(name.size() - 2, 2, "__") == 0) {
-    name = name.substr(2, name.size() - 4);
-    if (name.size() > 1 && name[0] == 'i' && known_calls().count(name.substr(1))) name = name.substr(1);
-  } else if (name.size() > 1 && name.back() == '_') {
-    name.pop_back();
-  }
-  return name;
-}
 
 // A recorded argument: a tensor (index into the call's tensors), a list of tensors, or the text
 // Python's repr gave a value (spaces removed).
@@ -626,10 +505,18 @@ std::vector<at::Tensor> run_index(bool set, const Args& a, const std::vector<at:
   return {y};
 }
 
+// The call's name, which the table knows it by (kernels/torch_calls.h).
+std::string call_name(const std::string& op) {
+  const std::string name = torch_call_name(op);
+  if (name.empty()) throw Error("parity cannot run " + op + " again (not a torch call)");
+  return name;
+}
+
 }  // namespace
 
 TorchCallResult dispatch_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in) {
-  const std::string name = python_name(op);
+  const std::string name = call_name(op);
+  const TorchCall* known = torch_call(op);
   if (name == "getitem" || name == "setitem") {
     const Args args = read_line(line, in.size());
     return aten_call(op.c_str(), [&] {
@@ -656,22 +543,23 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
       return r;
     });
   }
-  if (const auto dtype = cast_dtype(name)) {
+  if (known && known->cast && !known->dtype.empty()) {  // x.long(), x.float(): the dtype its name gives
     const Args args = read_line(line, in.size());
     if (args.positional.size() != 1 || !args.positional[0].tensor) throw Error("a cast with other arguments");
+    const std::optional<at::ScalarType> dtype = scalar_type("torch." + known->dtype);
+    if (!dtype) throw Error("torch_calls.tsv: " + name + " casts to " + known->dtype + ", not a dtype LibTorch names");
     return aten_call(op.c_str(), [&] {
       TorchCallResult r;
       r.outputs.push_back(from_aten(to_aten(in.at(*args.positional[0].tensor)).to(*dtype)));  // one rounding at most
       return r;
     });
   }
-  const auto known = known_calls().find(name);
-  if (known == known_calls().end()) {
-    throw Error("parity cannot run " + op + " again: no error bound for it is known here (see kernels/aten_torch_dispatch.cpp)");
+  if (!known || known->aten.empty()) {
+    throw Error("parity cannot run " + op + " again: no error bound for it is known here (python/parity_torch/torch_calls.tsv)");
   }
   Args args = read_line(line, in.size());
   // Where a tensor is placed is not what is computed: the run here is on the CPU, contiguous.
-  for (const char* placement : {"device", "non_blocking", "pin_memory", "memory_format", "layout", "requires_grad"}) args.keywords.erase(placement);
+  for (auto it = args.keywords.begin(); it != args.keywords.end();) it = placement_argument(it->first) ? args.keywords.erase(it) : std::next(it);
   // F.softmax(input, dim, _stacklevel, dtype): its third is Python's own.
   if (op == "torch.nn.functional.softmax" && args.positional.size() > 2) args.positional.erase(args.positional.begin() + 2);
   args.keywords.erase("_stacklevel");
@@ -686,10 +574,10 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
       if (a.is_floating_point() && !floating) floating = a.scalar_type();
       wide.push_back(a.is_floating_point() ? a.to(at::kDouble) : a);
     }
-    std::vector<at::Tensor> out = run_op(op, known->second.aten, args, wide);
+    std::vector<at::Tensor> out = run_op(op, known->aten, args, wide);
     TorchCallResult r;
-    const Bound bound = known->second.bound;
-    if (bound != Bound::None) {
+    const TorchBound bound = known->bound;
+    if (bound != TorchBound::None && bound != TorchBound::Exact && bound != TorchBound::Rounded) {
       for (const at::Tensor& y : out) {
         at::Tensor S;
         int64_t K = 0;
@@ -698,25 +586,25 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           r.bound_terms.push_back(0);
           continue;
         }
-        if (bound == Bound::Sum) {
+        if (bound == TorchBound::Sum) {
           std::vector<at::Tensor> magnitudes;
           for (const at::Tensor& t : wide) magnitudes.push_back(t.is_floating_point() ? t.abs() : t);
           if (name == "grid_sampler") magnitudes.at(1) = wide.at(1);  // where to sample stays: only the values' signs go
-          S = run_op(op, known->second.aten, args, magnitudes).at(0);
+          S = run_op(op, known->aten, args, magnitudes).at(0);
           K = sum_terms(name, args, wide, y);
-        } else if (bound == Bound::Softmax) {
+        } else if (bound == TorchBound::Softmax) {
           const auto it = args.keywords.find("dim");
           const std::string dim = it != args.keywords.end() ? it->second.text : args.positional.size() > 1 ? args.positional[1].text : "";
           if (!integral_text(dim)) throw Error("softmax's dim is not recorded");
           K = y.size(std::stoll(dim)) + 4;
           S = y.abs();
-        } else if (bound == Bound::LayerNorm) {
+        } else if (bound == TorchBound::LayerNorm) {
           S = layer_norm_sums(args, wide, y, K);
           K += 8;
-        } else if (bound == Bound::GroupNorm) {
+        } else if (bound == TorchBound::GroupNorm) {
           S = group_norm_sums(name, args, wide, y, K);
           K += 8;
-        } else if (bound == Bound::Steps) {
+        } else if (bound == TorchBound::Steps) {
           K = recurrent_steps(args, wide.at(0));
           S = std::sqrt(double(K)) * (y.abs() + y.pow(2).mean().sqrt());
         } else {
@@ -737,8 +625,9 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
 
 std::string tied_indices_check(const std::string& op, const std::string& line, const std::vector<Tensor>& in,
                                const std::vector<Tensor>& outputs) {
-  const std::string name = python_name(op);
-  if (name != "sort" && name != "topk") throw Error(op + " is not a sort or topk");
+  const TorchCall* known = torch_call(op);
+  if (!known || !known->tied) throw Error(op + " is not a sort or topk");
+  const std::string name = known->name;
   const Args args = read_line(line, in.size());
   // sort(input, dim=-1, descending=False), topk(input, k, dim=-1, largest=True, sorted=True)
   const size_t dim_at = name == "sort" ? 1 : 2;

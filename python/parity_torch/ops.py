@@ -5,6 +5,7 @@ line) and the input roles the op names, so `parity compare` can re-run it locall
 inputs. Any other call gets the op `torch.<name>` and a line listing its arguments: compare judges
 it by values only, A against B, and cannot check it locally.
 """
+import os
 import re
 
 import torch
@@ -231,30 +232,42 @@ def known_module(module, args):
     return None
 
 
+def _table():
+    """torch_calls.tsv beside this file: what parity knows of each torch call, read by compare too."""
+    rows = {}
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_calls.tsv")) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name, _aten, _bound, _dtype, flags = line.rstrip("\n").split("\t")
+                rows[name] = set(flags.split(",")) - {"-"}
+    return rows
+
+
+TORCH_CALLS = _table()
+
+
+def _flagged(flag):
+    return {name for name, flags in TORCH_CALLS.items() if flag in flags}
+
+
 # Calls whose result is its input's values as they are (a copy, a move between devices): the result
 # keeps its producer, so a consumer's input still points at the producer's output.
-SAME_VALUES = {"clone", "detach", "cpu", "cuda", "to", "contiguous", "type_as", "requires_grad_", "detach_"}
+SAME_VALUES = _flagged("copy")
 
-# Casts between floating dtypes: in a dump written in one float dtype (dump(..., dtype=torch.float32))
-# they are copies, and one run may have a cast the other lacks (a float64 run's `.float()`, a half
-# run's `.half()`). They keep their producer, the consumer's input marked derived (its own values).
-FLOAT_CASTS = {"float", "half", "double", "bfloat16", "to", "type", "type_as"}
+# Casts: in a dump written in one float dtype (dump(..., dtype=torch.float32)) a cast between floats is
+# a copy, and one run may have a cast the other lacks (a float64 run's `.float()`, a half run's
+# `.half()`). They keep their producer, the consumer's input marked derived (its own values).
+FLOAT_CASTS = _flagged("cast")
+
+# Calls that are never layers: metadata, conversions to Python values, and parity_torch's own reads;
+# among them the reads of a tensor's values into Python numbers.
+NOT_LAYERS = _flagged("metadata")
+PYTHON_READS = _flagged("python_read")
 
 # Python functions of torch.nn.functional that LibTorch cannot run as one call: they are opened, so
 # the calls they make (upsample_bilinear2d, linear, bmm, softmax, dropout in eval) are the layers, each
 # of which the judge runs again. A call parity has an op for (nearest interpolate) stays that op.
-COMPOSITES = {"interpolate", "upsample", "upsample_bilinear", "upsample_nearest", "multi_head_attention_forward",
-              "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "embedding",
-              "instance_norm", "grid_sample"}
-
-# Reads of a tensor's values into Python numbers (never layers either).
-PYTHON_READS = {"item", "tolist", "__float__", "__int__", "__index__", "__bool__"}
-
-# Calls that are never layers: metadata, conversions to Python values, and parity_torch's own reads.
-NOT_LAYERS = {"__set__", "size", "dim", "numel", "stride", "is_contiguous", "item", "tolist", "numpy", "__len__",
-              "__bool__", "__format__", "__repr__", "__array__", "data_ptr", "element_size", "_is_view",
-              "storage", "untyped_storage", "is_floating_point", "is_complex", "get_device", "__hash__",
-              "_cuda_version", "__reduce_ex__", "__deepcopy__", "__contains__", "__index__", "__int__", "__float__"}
+COMPOSITES = _flagged("composite")
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")

@@ -1,0 +1,37 @@
+#pragma once
+// What parity knows of each PyTorch call: one table (python/parity_torch/torch_calls.tsv, built into
+// parity), read here by compare and the aten plugin, and by the recorder in Python. Its header says
+// what each column means.
+#include <string>
+#include <vector>
+
+namespace parity {
+
+enum class TorchBound { None, Exact, Rounded, Sum, Softmax, LayerNorm, GroupNorm, Gelu, Steps };
+
+struct TorchCall {
+  std::string name;   // as Python gives it
+  std::string aten;   // the ATen operator run again; empty: none
+  std::string dtype;  // the dtype a cast by name gives ("int64" for x.long()); empty: none
+  TorchBound bound = TorchBound::None;
+  bool placement = false, metadata = false, python_read = false, composite = false, copy = false, cast = false,
+       fills = false, uninitialised = false, tied = false, arithmetic = false, reflected = false;
+};
+
+// The call's name as the table keys it, from the op a dump names it by (torch.Tensor.add_,
+// torch.nn.functional.silu, torch.zeros): the last word as Python gave it where the table has it,
+// else the call an in-place form (add_, __iadd__) or an operator (__matmul__) stands for; "" for
+// an op that is not a torch call (torchvision.ops.nms, quantized.linear_dynamic).
+std::string torch_call_name(const std::string& op);
+
+// The table's row for that op; null when the table has none.
+const TorchCall* torch_call(const std::string& op);
+
+// Whether an argument of that name places a tensor (device=, non_blocking=) instead of saying what
+// is computed.
+bool placement_argument(const std::string& key);
+
+// Every row, in the table's order (for tests and --help texts).
+const std::vector<TorchCall>& torch_calls();
+
+}  // namespace parity
