@@ -251,6 +251,12 @@ bool same_call(const DumpLayer& la, const DumpLayer& lb, const std::string& ca, 
   return true;
 }
 
+// Two canonical lines that differ only in their numbers: each run of digits read as one mark.
+bool only_numbers_differ(const std::string& ca, const std::string& cb) {
+  static const std::regex digits("[0-9]+");
+  return std::regex_replace(ca, digits, "#") == std::regex_replace(cb, digits, "#");
+}
+
 // The same op with the same fields, whatever their values.
 bool same_fields(const std::string& ca, const std::string& cb) {
   if (ca == cb) return true;
@@ -454,6 +460,14 @@ class Comparer {
     return "";
   }
 
+  // An input of layer i of `side` that comes straight from a layer whose outputs steer.
+  std::string steered_input(int side, int64_t i) const {
+    for (const DumpTensorInfo& t : dump(side).layers[size_t(i)].inputs) {
+      if (t.source_layer >= 0 && steers_[side][size_t(t.source_layer)]) return t.source;
+    }
+    return "";
+  }
+
   // What the layers downstream read of layer i of `side`: whether it differs, the origin it
   // carries (or -1), whether its outputs steer what follows.
   void record_downstream(int side, int64_t i, bool differs, int64_t origin_here, bool steers) {
@@ -611,13 +625,19 @@ class Comparer {
     std::vector<int64_t> todo{i};
     std::set<int64_t> seen{i};
     std::string reached;
-    bool into_python = true;  // every unread layer reached had an output read as a Python number
+    // Every unread layer reached had an output read as a Python number, and the layers reached
+    // read only layers the other run lacks too (factories: torch.tensor(scale), its log2): a value
+    // a module works out and keeps, not a result computed from the model's data.
+    bool into_python = true;
     while (!todo.empty()) {
       const int64_t u = todo.back();
       todo.pop_back();
       if (consumers[size_t(u)].empty()) {
         const std::vector<DumpTensorInfo>& outs = dump(side).layers[size_t(u)].outputs;
         into_python = into_python && std::any_of(outs.begin(), outs.end(), [](const DumpTensorInfo& o) { return o.to_python; });
+      }
+      for (const DumpTensorInfo& t : dump(side).layers[size_t(u)].inputs) {
+        into_python = into_python && t.source_layer >= 0 && other[size_t(t.source_layer)] < 0;
       }
       for (const auto& [j, k] : consumers[size_t(u)]) {
         const DumpLayer& l = dump(side).layers[size_t(j)];
@@ -741,10 +761,10 @@ class Comparer {
       const DumpTensorInfo &ta = la.inputs[k], &tb = lb.inputs[k];
       if (!ta.derived && !tb.derived) continue;
       if (ta.source_layer < 0 || tb.source_layer < 0 || b_of_a_[size_t(ta.source_layer)] != tb.source_layer) continue;
-      if (differs_[0][size_t(ta.source_layer)] || differs_[1][size_t(tb.source_layer)]) continue;
       if (!ta.via.empty() && !tb.via.empty()) {
         // Each side's copy is checked against its own producer (copy_finding); what is left to
-        // compare is which elements the two chains take, and where they put them.
+        // compare is which elements the two chains take, and where they put them, whatever the
+        // producer's values.
         const DumpTensorInfo *pa = source_output(0, ta), *pb = source_output(1, tb);
         if (!pa || !pb || pa->shape != pb->shape) continue;
         const std::vector<int64_t> from_a = via_sources(pa->shape, ta.via), from_b = via_sources(pb->shape, tb.via);
@@ -752,6 +772,7 @@ class Comparer {
         return "input " + ta.role + " takes other elements of " + ta.source + ": A through " + via_text(ta.via) + ", B through " +
                via_text(tb.via) + ": the view or copy between them differs (the model code)";
       }
+      if (differs_[0][size_t(ta.source_layer)] || differs_[1][size_t(tb.source_layer)]) continue;
       const std::string what = "input " + ta.role + " differs though its producer " + ta.source + " agrees";
       if (ta.dtype != tb.dtype || ta.shape != tb.shape) {
         return what + " (A " + ta.dtype + " " + Shape(ta.shape).str() + ", B " + tb.dtype + " " + Shape(tb.shape).str() +
@@ -807,10 +828,14 @@ class Comparer {
     origin_id_ = -1;
     // Lines that differ only in the input shapes they name are the same call when those shapes
     // followed data that steers (a count upstream differs); otherwise the model code differs.
-    // After control flow followed the data, layers pair by what they compute, iteration by
-    // iteration as best they can: which producer feeds which is no finding there.
+    // Lines that differ only in numbers (input shapes, a box's size read into a Python number)
+    // are the same call when those numbers followed data that steers, upstream in the dataflow;
+    // any other difference (align_corners, another mode) is the model code.
     const bool steered = !steering_source(0, ia).empty() || !steering_source(1, ib).empty();
-    const bool shapes_followed_data = ca != cb && steered;
+    const bool shapes_followed_data = ca != cb && steered && only_numbers_differ(ca, cb);
+    // Directly after a layer that steers, layers pair iteration by iteration as best they can
+    // (a per-detection loop): which producer feeds which is no finding there.
+    const bool right_after_steering = !steered_input(0, ia).empty() || !steered_input(1, ib).empty();
     const auto judged = work_.find(ia);  // judge_pairs judged the pairs that ran the same call
     if (judged == work_.end() || (ca != cb && !shapes_followed_data)) {
       r.reason = "B ran another call: " + lb.line;
@@ -828,8 +853,8 @@ class Comparer {
     r.verdict = std::move(w.verdict);
     const LayerVerdict& v = r.verdict;
     r.reason = v.reason;
-    std::string rewired = v.differs && up < 0 && !steered ? rewired_input(la, lb) : "";
-    if (rewired.empty() && v.differs && up < 0 && !steered && v.state != State::Failed) rewired = inconsistent_input(la, lb);
+    std::string rewired = v.differs && up < 0 && !right_after_steering ? rewired_input(la, lb) : "";
+    if (rewired.empty() && v.differs && up < 0 && !right_after_steering && v.state != State::Failed) rewired = inconsistent_input(la, lb);
     // Copies are checked where the layer's outputs differ: a wrong copy that changes nothing
     // downstream is no finding.
     const std::string copy_a = v.differs && input_finding.empty() ? copy_finding(0, la) : "";

@@ -236,7 +236,15 @@ extern "C" __attribute__((visibility("default"))) parity::TorchCallResult parity
   first >> op;
   if (op == "torch.nn.functional.batch_norm") return {batch_norm_eval(read_args(line, in.size()), in), {}, {}};
   const std::optional<Kind> kind = kind_of(op);
-  if (!kind) return dispatch_torch_call(op, line, in);  // any other operator LibTorch has, where a bound is known
+  if (!kind) {  // any other operator LibTorch has, where a bound is known
+    try {
+      return dispatch_torch_call(op, line, in);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {  // a number in the line past int64 (std::stoll), a bad_alloc: said, not raised past
+      throw Error(op + ": " + e.what());
+    }
+  }
   try {
     return {arithmetic_call(op, *kind, line, in), {}, {}};
   } catch (const Error& arithmetic_refused) {

@@ -209,6 +209,10 @@ bool random_op(const c10::FunctionSchema& s) {
   return false;
 }
 
+bool tensor_list_type(const c10::TypePtr& type) {
+  return type->kind() == c10::TypeKind::ListType && type->castRaw<c10::ListType>()->getElementType()->kind() == c10::TypeKind::TensorType;
+}
+
 bool int_list_type(const c10::TypePtr& type) {
   if (type->kind() != c10::TypeKind::ListType) return false;
   const c10::TypeKind item = type->castRaw<c10::ListType>()->getElementType()->kind();
@@ -247,6 +251,10 @@ std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, c
         std::vector<int64_t> packed;
         for (; next < args.positional.size() && integral_text(args.positional[next].text); ++next) packed.push_back(std::stoll(args.positional[next].text));
         v = c10::IValue(packed);
+      } else if (tensor_list_type(type) && given.tensor) {  // einsum(eq, a, b): Python's tensors as the list
+        std::vector<at::Tensor> packed;
+        for (; next < args.positional.size() && args.positional[next].tensor; ++next) packed.push_back(tensors[*args.positional[next].tensor]);
+        v = c10::IValue(packed);
       } else {
         v = value_as(args.positional[next++], type, tensors);
       }
@@ -260,19 +268,32 @@ std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, c
     if (!v) return std::nullopt;
     stack.push_back(std::move(*v));
   }
-  if (next != args.positional.size() || !args.keywords.empty()) return std::nullopt;
+  // A keyword the schema lacks, given as None, is Python's default for it (torch.norm's out=None,
+  // dtype=None): nothing to pass.
+  for (const auto& [key, given] : args.keywords) {
+    if (given.tensor || !given.tensor_list.empty() || given.text != "None") return std::nullopt;
+  }
+  if (next != args.positional.size()) return std::nullopt;
   return stack;
 }
 
 // Runs the first overload of `name` the arguments bind to; its outputs, tensors or lists of them
 // flattened in order.
 std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, const Args& args, const std::vector<at::Tensor>& tensors) {
-  std::vector<const c10::OperatorName*> overloads;
-  static const std::vector<c10::OperatorName> all = c10::Dispatcher::singleton().getAllOpNames();
-  for (const c10::OperatorName& n : all) {
-    if (n.name == "aten::" + name) overloads.push_back(&n);
+  // `name`: an ATen operator, or one qualified by its library (torchvision::roi_align), which
+  // registers it when loaded: the names are read after that.
+  const bool qualified = name.find("::") != std::string::npos;
+  if (qualified && name.rfind("torchvision::", 0) == 0 && !torchvision_library().loaded) {
+    throw Error("torchvision's library is not loaded here (" + torchvision_library().why_not + ")");
   }
-  if (overloads.empty()) throw Error("LibTorch here has no aten::" + name);
+  const std::string full = qualified ? name : "aten::" + name;
+  std::vector<const c10::OperatorName*> overloads;
+  static const std::vector<c10::OperatorName> aten_names = c10::Dispatcher::singleton().getAllOpNames();
+  const std::vector<c10::OperatorName> library_names = qualified ? c10::Dispatcher::singleton().getAllOpNames() : std::vector<c10::OperatorName>{};
+  for (const c10::OperatorName& n : qualified ? library_names : aten_names) {
+    if (n.name == full) overloads.push_back(&n);
+  }
+  if (overloads.empty()) throw Error("LibTorch here has no " + full);
   for (const c10::OperatorName* n : overloads) {
     const auto handle = c10::Dispatcher::singleton().findSchema(*n);
     if (!handle || !handle->hasSchema()) continue;
@@ -298,7 +319,7 @@ std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, c
     }
     return out;
   }
-  throw Error("the recorded arguments of " + op + " fit no overload of aten::" + name);
+  throw Error("the recorded arguments of " + op + " fit no overload of " + full);
 }
 
 // The tensor recorded at positional `pos` or as keyword `key`, if any.
@@ -331,6 +352,15 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   if (name == "einsum") return std::max<int64_t>(1, x.numel());  // the largest contraction it can be
   const int64_t spatial = std::max<int64_t>(1, x.dim() - 2);
   if (name.rfind("upsample_", 0) == 0) return int64_t(1) << spatial;
+  if (name == "roi_align" && x.dim() == 4) {  // (input, rois, spatial_scale, pooled_h, pooled_w, sampling_ratio, aligned)
+    const std::string ph = text_arg(args, 3, "pooled_height"), pw = text_arg(args, 4, "pooled_width");
+    const std::string ratio = text_arg(args, 5, "sampling_ratio");
+    if (!integral_text(ph) || !integral_text(pw) || !integral_text(ratio)) throw Error("roi_align's sizes are not recorded");
+    const int64_t r = std::stoll(ratio);  // samples per bin and dimension; adaptive (<= 0): up to a bin's size
+    const int64_t sh = r > 0 ? r : x.size(2) / std::max<int64_t>(1, std::stoll(ph)) + 2;
+    const int64_t sw = r > 0 ? r : x.size(3) / std::max<int64_t>(1, std::stoll(pw)) + 2;
+    return 4 * sh * sw;  // each sample a bilinear mix of 4 inputs, averaged
+  }
   if (name == "grid_sampler") {  // (input, grid, mode: 0 bilinear, 1 nearest, 2 bicubic, ...)
     const std::string mode = text_arg(args, 2, "interpolation_mode");
     if (mode == "2") throw Error("grid_sample's bicubic weights take both signs: no bound for it is known here");
@@ -589,7 +619,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
         if (bound == TorchBound::Sum) {
           std::vector<at::Tensor> magnitudes;
           for (const at::Tensor& t : wide) magnitudes.push_back(t.is_floating_point() ? t.abs() : t);
-          if (name == "grid_sampler") magnitudes.at(1) = wide.at(1);  // where to sample stays: only the values' signs go
+          if (name == "grid_sampler" || name == "roi_align") magnitudes.at(1) = wide.at(1);  // where to sample stays: only the values' signs go
           S = run_op(op, known->aten, args, magnitudes).at(0);
           K = sum_terms(name, args, wide, y);
         } else if (bound == TorchBound::Softmax) {

@@ -3,6 +3,9 @@
 #include <ATen/Parallel.h>
 #include <ATen/ops/from_blob.h>
 
+#include <dlfcn.h>
+
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -64,6 +67,53 @@ Tensor from_aten(const at::Tensor& t) {
 
 void throw_aten_error(const char* op, const std::string& message) {
   throw Error(std::string(op) + ": LibTorch: " + message.substr(0, message.find('\n')));
+}
+
+namespace {
+
+// Loads `path` for its symbols (RTLD_GLOBAL); "" when it loaded, else the loader's error.
+std::string load_global(const std::string& path) {
+  if (::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) return "";
+  const char* e = ::dlerror();
+  return e ? e : "unknown dlopen error";
+}
+
+// A pip torchvision's library links libtorch_python.so, which sits beside libtorch_cpu but on no
+// search path of the loader, and which leaves Python's C API to the process: a program with no
+// Python in it must load libpython first ($PARITY_PYTHON_LIB, else the one CMake was given).
+// Returns "" when torchvision's library then loads, else what stopped it.
+std::string load_with_python(const std::string& path) {
+  const char* env = std::getenv("PARITY_PYTHON_LIB");
+  const std::string python = env && *env ? env : PARITY_PYTHON_LIB;
+  if (python.empty()) return "it needs libtorch_python, and no libpython was named (PARITY_PYTHON_LIB)";
+  if (std::string e = load_global(python); !e.empty()) return "cannot load libpython: " + e;
+  // Found from a function defined in libtorch_cpu (an inline one would name this plugin).
+  Dl_info info{};
+  if (!::dladdr(reinterpret_cast<void*>(&at::set_num_threads), &info) || !info.dli_fname) return "cannot locate libtorch_cpu";
+  const std::string lib = info.dli_fname, dir = lib.substr(0, lib.rfind('/') + 1);
+  if (std::string e = load_global(dir + "libtorch_python.so"); !e.empty()) return e;
+  return load_global(path);
+}
+
+}  // namespace
+
+const TorchvisionLibrary& torchvision_library() {
+  static const TorchvisionLibrary lib = [] {
+    TorchvisionLibrary l;
+    const char* env = std::getenv("PARITY_TORCHVISION_LIB");
+    l.path = env && *env ? env : PARITY_TORCHVISION_LIB;
+    if (l.path.empty() || l.path == "none") {
+      l.why_not = l.path.empty() ? "no torchvision library was found at configure time" : "PARITY_TORCHVISION_LIB=none";
+      return l;
+    }
+    // Loading registers torchvision's operators with LibTorch's dispatcher; it stays loaded.
+    std::string error = load_global(l.path);
+    if (error.find("libtorch_python") != std::string::npos) error = load_with_python(l.path);
+    l.loaded = error.empty();
+    if (!l.loaded) l.why_not = "cannot load " + l.path + ": " + error;
+    return l;
+  }();
+  return lib;
 }
 
 void aten_threads() {

@@ -42,6 +42,15 @@ inline Tensor from_aten_float32(const at::Tensor& t) { return from_aten(t.to(at:
 
 // Runs a LibTorch call, turning its c10::Error (an out-of-range index, say) into parity::Error
 // with the op's name and the first line of LibTorch's message.
+// torchvision's C++ library ($PARITY_TORCHVISION_LIB, a path or "none", else the one CMake found),
+// loaded once for the operators it registers with the dispatcher (torchvision::nms, roi_align).
+struct TorchvisionLibrary {
+  std::string path;
+  bool loaded = false;
+  std::string why_not;  // when not loaded
+};
+const TorchvisionLibrary& torchvision_library();
+
 template <typename F> auto aten_call(const char* op, F&& f) {
   aten_threads();
   try {

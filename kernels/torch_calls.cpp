@@ -71,7 +71,7 @@ const TorchCall* row(const std::string& name) {
 
 // The last word of a torch op: "torch.Tensor.add_" -> "add_"; "" for another op.
 std::string python_word(const std::string& op) {
-  for (const char* prefix : {"torch.Tensor.", "torch.nn.functional.", "torch."}) {
+  for (const char* prefix : {"torch.Tensor.", "torch.nn.functional.", "torch.", "torchvision."}) {
     if (op.rfind(prefix, 0) == 0) {
       const std::string name = op.substr(std::string(prefix).size());
       return name.find('.') == std::string::npos ? name : "";

@@ -21,7 +21,8 @@ struct TorchCall {
 // The call's name as the table keys it, from the op a dump names it by (torch.Tensor.add_,
 // torch.nn.functional.silu, torch.zeros): the last word as Python gave it where the table has it,
 // else the call an in-place form (add_, __iadd__) or an operator (__matmul__) stands for; "" for
-// an op that is not a torch call (torchvision.ops.nms, quantized.linear_dynamic).
+// an op that is not a torch call (quantized.linear_dynamic). torchvision's operators are
+// recorded as torchvision.<name> (torchvision.roi_align).
 std::string torch_call_name(const std::string& op);
 
 // The table's row for that op; null when the table has none.

@@ -15,8 +15,6 @@
 #include <ATen/ops/sub.h>
 #include <ATen/ops/zeros.h>
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -34,49 +32,17 @@ struct TorchvisionNms {
   std::string kind;  // which nms runs, and why not torchvision's
 };
 
-// Loads `path` for its symbols (RTLD_GLOBAL); "" when it loaded, else the loader's error.
-std::string load_global(const std::string& path) {
-  if (::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) return "";
-  const char* e = ::dlerror();
-  return e ? e : "unknown dlopen error";
-}
-
-// A pip torchvision's library links libtorch_python.so, which sits beside libtorch_cpu but on no
-// search path of the loader, and which leaves Python's C API to the process: a program with no
-// Python in it must load libpython first ($PARITY_PYTHON_LIB, else the one CMake was given).
-// Returns "" when torchvision's library then loads, else what stopped it.
-std::string load_with_python(const std::string& path) {
-  const char* env = std::getenv("PARITY_PYTHON_LIB");
-  const std::string python = env && *env ? env : PARITY_PYTHON_LIB;
-  if (python.empty()) return "it needs libtorch_python, and no libpython was named (PARITY_PYTHON_LIB)";
-  if (std::string e = load_global(python); !e.empty()) return "cannot load libpython: " + e;
-  // Found from a function defined in libtorch_cpu (an inline one would name this plugin).
-  Dl_info info{};
-  if (!::dladdr(reinterpret_cast<void*>(&at::set_num_threads), &info) || !info.dli_fname) return "cannot locate libtorch_cpu";
-  const std::string lib = info.dli_fname, dir = lib.substr(0, lib.rfind('/') + 1);
-  if (std::string e = load_global(dir + "libtorch_python.so"); !e.empty()) return e;
-  return load_global(path);
-}
-
 // $PARITY_TORCHVISION_LIB (a path, or "none" for the composed nms), else the library CMake found.
 const TorchvisionNms& torchvision_nms() {
   static const TorchvisionNms tv = [] {
     TorchvisionNms t;
-    const char* env = std::getenv("PARITY_TORCHVISION_LIB");
-    const std::string path = env && *env ? env : PARITY_TORCHVISION_LIB;
     const std::string composed = "composed from ATen ops (";
-    if (path.empty() || path == "none") {
-      t.kind = composed + (path.empty() ? "no torchvision library was found at configure time" : "PARITY_TORCHVISION_LIB=none") + ")";
+    const TorchvisionLibrary& lib = torchvision_library();
+    if (!lib.loaded) {
+      t.kind = composed + lib.why_not + ")";
       return t;
     }
-    // Loading registers torchvision's operators with LibTorch's dispatcher; it stays loaded.
-    if (std::string error = load_global(path); !error.empty()) {
-      if (error.find("libtorch_python") != std::string::npos) error = load_with_python(path);
-      if (!error.empty()) {
-        t.kind = composed + "cannot load " + path + ": " + error + ")";
-        return t;
-      }
-    }
+    const std::string& path = lib.path;
     const auto handle = c10::Dispatcher::singleton().findSchema({"torchvision::nms", ""});
     if (!handle) {
       t.kind = composed + path + " registers no torchvision::nms)";

@@ -85,7 +85,7 @@ def _inplace_position(func):
 
 def _in_place(func, name, args, kwargs):
     """Whether the call writes into its first argument (add_, +=, x[i] = v, F.relu(x, inplace=True))."""
-    if (name.endswith("_") and not name.endswith("__")) or name.startswith("__i") or name == "__setitem__" or "out" in kwargs:
+    if (name.endswith("_") and not name.endswith("__")) or name.startswith("__i") or name == "__setitem__" or kwargs.get("out") is not None:
         return True
     if kwargs.get("inplace") is True:
         return True
@@ -106,6 +106,7 @@ class _Frame:
 
     def __init__(self, path, layer=None, module=None):
         self.path, self.layer, self.module, self.named, self.counts = path, layer, module, [], {}
+        self.inputs = []  # a recorded leaf's tensor arguments and their versions as it began
 
 
 class _Layer:
@@ -287,6 +288,9 @@ class Recorder:
                     if self.record_inputs:
                         frame.layer.inputs = [self.input_entry(frame.layer, role, t) for role, t in known.inputs]
                     frame.layer.started = time.perf_counter()
+                    # An in-place leaf (SiLU(inplace=True)) writes into its input: said as a recorded
+                    # in-place call would, when its post hook sees the version move.
+                    frame.inputs = [(t, _version(t)) for t in args if torch.is_tensor(t)]
             finally:
                 self.busy -= 1
         if known is None:
@@ -305,6 +309,10 @@ class Recorder:
         if frame.layer is not None:
             layer = frame.layer
             layer.time_ms = (time.perf_counter() - layer.started) * 1e3
+            for t, version in frame.inputs:
+                if version is not None and _version(t) != version:
+                    ptr = storage_ptr(t)
+                    self.writes[ptr] = self.writes.get(ptr, 0) + 1
             try:
                 self.record_outputs(layer, _tensors_in(output))  # busy still counts this leaf
             finally:
@@ -435,15 +443,28 @@ class Recorder:
             p = self.provenance(base)
             if p is None:
                 continue
-            # A cast's values may be rounded: the consumer records its own input.
-            as_is = (copied and o.dtype == base.dtype) or (
-                o.shape == base.shape and o.stride() == base.stride() and o.storage_offset() == base.storage_offset())
+            # A cast's values may be rounded: the consumer records its own input, unless the cast
+            # keeps every value (bfloat16 to float32) or the dump writes the producer so already.
+            same_place = o.shape == base.shape and o.stride() == base.stride() and o.storage_offset() == base.storage_offset()
+            as_is = (copied or same_place) and self.keeps_values(base, o)
             via = None
             if p.via is not None:
                 via = p.via.copy(o, text, self.writes) if copied else p.via.view(o, text, self.writes)
             self.remember(o, _Prov(p.layer, p.role, p.file if as_is and not p.derived else None, _version(o),
                                    p.derived or not as_is, via))
         return True
+
+    def keeps_values(self, base, o):
+        """Whether o holds base's values as the dump writes base: the same dtype, a cast that loses
+        nothing (bfloat16 or float16 to float32, any float to float64), or the cast a float64 run
+        written as float32 makes (its file holds base rounded so already)."""
+        if o.dtype == base.dtype:
+            return True
+        if not (o.is_floating_point() and base.is_floating_point()):
+            return False
+        if o.dtype == torch.float64 or (o.dtype == torch.float32 and base.dtype in (torch.bfloat16, torch.float16)):
+            return True
+        return self.cast is not None and o.dtype == self.cast and base.dtype == torch.float64
 
     def record_function(self, func, name, args, kwargs, tensors, others, outputs, target, before, elapsed):
         known_name = name[3:-2] if name.startswith("__i") else name.rstrip("_") if target is not None else name
@@ -493,7 +514,10 @@ class Recorder:
                 entry.update(file=p.file, dtype=layer_dtype(t, self.cast), shape=list(t.shape))
                 return entry
             entry["derived"] = True
-            if p.via is not None and p.via.valid(self.writes) and (current is None or current == p.version):
+            # A version that moved with no recorded in-place call into the storage (a kernel that
+            # wrote where it should not have) keeps the chain: the chain says what the values
+            # should be, and compare names the side whose input is not that.
+            if p.via is not None and p.via.valid(self.writes):
                 entry["via"] = p.via.steps
         elif self.is_parameter(like):
             cached = self.param_files.get(id(like))

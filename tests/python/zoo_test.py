@@ -7,6 +7,7 @@ the CPU): every pair exits 0 with no FAILED, UNCHECKED or structural row. Each p
 element off in a kernel's output, or written between two layers) is the origin at its layer, on its
 side, in both orders. Exit 77 (ctest: skipped) when /usr/bin/python3 has no torch or torchvision.
 """
+import contextlib
 import copy
 import json
 import os
@@ -121,6 +122,117 @@ class Identity(unittest.TestCase):
         a, b = self.dumps("quantized", q, copy.deepcopy(q), lambda m, x: m(x), torch.randn(2, 16))
         code, out, report = compare(a, b)
         self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
+
+
+class Steered(torch.nn.Module):
+    """A mask whose bools flip between float32 and bfloat16 (control flow that follows the data),
+    then model code that may differ on B: another slice, a residual from another layer, another
+    align_corners."""
+
+    def __init__(self, slice_b=False, rewired=False, corners=False):
+        super().__init__()
+        self.c1, self.c2, self.c3 = torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.Conv2d(4, 4, 3, padding=1), torch.nn.Conv2d(4, 4, 1)
+        self.slice_b, self.rewired, self.corners = slice_b, rewired, corners
+
+    def forward(self, x):
+        h = self.c1(x)
+        z = self.c2(h * (h > 0.05))
+        r = self.c3(z) + (h if self.rewired else z)
+        s = r[:, 1:] if self.slice_b else r[:, :3]
+        return torch.nn.functional.interpolate(s, scale_factor=2, mode="bilinear", align_corners=self.corners)
+
+
+class Corrupting(torch.nn.Module):
+    """A view of a conv's output taken, then a kernel writes a wrong value into the conv's output
+    before the view is read (CorruptingSigmoid below)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.head = torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        y = self.conv(x)
+        v = y.permute(0, 2, 3, 1)
+        s = torch.sigmoid(y)
+        return self.head(v), s
+
+
+class CorruptingSigmoid(zoo.TorchFunctionMode):
+    """sigmoid's kernel, reading its input right and then writing into it: one element off."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", "") == "sigmoid":
+            with torch._C.DisableTorchFunction():
+                args[0].view(-1)[37] += 0.25 * max(1.0, abs(float(args[0].view(-1)[37])))
+        return result
+
+
+class RoundTrip(torch.nn.Module):
+    """A value rounded through bfloat16 between two layers (as some quantisation code does)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.b(self.a(x).to(torch.bfloat16).to(x.dtype))
+
+
+class Hazards(unittest.TestCase):
+    """What an adversarial review found (2026-11-26): each a false verdict before its fix."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def dump(self, tag, model, x, dtype=torch.float32, call=None, below=None):
+        path = os.path.join(self.tmp.name, tag)
+        m = copy.deepcopy(model).to(dtype)
+        with torch.no_grad(), (below or contextlib.nullcontext()), zoo.parity_torch.dump(path, m, dtype=torch.float32):
+            (call or (lambda mm, v: mm(v)))(m, x.to(dtype))
+        return path
+
+    def test_model_code_after_steering_is_still_named(self):
+        torch.manual_seed(0)
+        base, x = Steered(), torch.rand(1, 3, 16, 16, generator=torch.Generator().manual_seed(1))
+        a = self.dump("steered-a", base, x)
+        code, out, _ = compare(a, self.dump("steered-bf16", base, x, torch.bfloat16))
+        self.assertEqual(code, 0, out[-2000:])  # 2 of 1024 mask bools flip: the data steers
+        for kind in ("slice_b", "rewired", "corners"):
+            other = Steered(**{kind: True})
+            other.load_state_dict(base.state_dict())
+            code, out, report = compare(a, self.dump(f"steered-{kind}", other, x, torch.bfloat16))
+            self.assertEqual((code, report["structural"] > 0), (2, True), f"{kind}: {out[-2000:]}")
+
+    def test_a_value_written_into_a_viewed_output_is_named_on_its_side(self):
+        torch.manual_seed(0)
+        net, x = Corrupting().eval(), torch.rand(1, 3, 6, 6, generator=torch.Generator().manual_seed(1))
+        a = self.dump("corrupt-a", net, x)
+        for dtype in (torch.float32, torch.float64, torch.bfloat16):
+            b = self.dump(f"corrupt-{dtype}", net, x, dtype, below=CorruptingSigmoid())
+            code, out, report = compare(a, b)
+            origin = next((l for l in report["layers"] if l.get("origin")), None)
+            self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "head", "B"), out[-2000:])
+
+    def test_an_output_only_one_run_computes_is_not_excused_by_being_read_into_python(self):
+        torch.manual_seed(0)
+        body = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+        x = torch.randn(2, 8, generator=torch.Generator().manual_seed(1))
+        a = self.dump("python-a", body, x, call=lambda m, v: m(v).tolist())
+        b = self.dump("python-b", body, x, call=lambda m, v: (torch.softmax(m(v), -1) * 3 - 1).tolist())
+        code, out, _ = compare(a, b)
+        self.assertEqual(code, 2, out[-2000:])
+
+    def test_a_round_trip_through_bfloat16_is_the_consumers_input_not_the_producers(self):
+        torch.manual_seed(0)
+        net, x = RoundTrip(), torch.randn(2, 8, generator=torch.Generator().manual_seed(1))
+        code, out, _ = compare(self.dump("trip-a", net, x), self.dump("trip-b", net, x, torch.float64))
+        self.assertEqual(code, 0, out[-2000:])
 
 
 def add_tests(names):
