@@ -223,34 +223,6 @@ std::map<std::string, std::string> fields_of(const std::string& line) {
   return f;
 }
 
-// The texts a line may use to name its inputs' shapes: each input's, and all of them in a list.
-std::set<std::string> input_shape_texts(const DumpLayer& l) {
-  std::set<std::string> s;
-  std::string all;
-  for (const DumpTensorInfo& t : l.inputs) {
-    const std::string one = Shape(t.shape).str();
-    s.insert(one);
-    all += (all.empty() ? "" : ",") + one;
-  }
-  s.insert(all);
-  return s;
-}
-
-// Two calls are the same when their canonical lines are, or when they differ only in fields
-// that name each side's own input shapes: a count that followed the data upstream (nonzero's
-// rows, a mask's selection) changes the shapes downstream, not the call.
-bool same_call(const DumpLayer& la, const DumpLayer& lb, const std::string& ca, const std::string& cb) {
-  if (ca == cb) return true;
-  const auto fa = fields_of(ca), fb = fields_of(cb);
-  if (fa.size() != fb.size()) return false;
-  const std::set<std::string> sa = input_shape_texts(la), sb = input_shape_texts(lb);
-  for (auto ia = fa.begin(), ib = fb.begin(); ia != fa.end(); ++ia, ++ib) {
-    if (ia->first != ib->first) return false;
-    if (ia->second != ib->second && (ia->first.empty() || !sa.count(ia->second) || !sb.count(ib->second))) return false;
-  }
-  return true;
-}
-
 // Two canonical lines that differ only in their numbers: each run of digits read as one mark.
 bool only_numbers_differ(const std::string& ca, const std::string& cb) {
   static const std::regex digits("[0-9]+");

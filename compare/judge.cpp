@@ -637,7 +637,7 @@ class LayerJudge {
   SideCheck torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
                              std::optional<TorchCallResult>& judged, const std::string& unchecked) const {
     SideCheck c;
-    if (read.op.rfind("torch.", 0) != 0) {
+    if (read.op.rfind("torch.", 0) != 0 && read.op.rfind("torchvision.", 0) != 0) {
       c.note = unchecked;
       return c;
     }

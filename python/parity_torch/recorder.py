@@ -99,6 +99,7 @@ class _Prov:
 
     def __init__(self, layer, role, file, version, derived, via):
         self.layer, self.role, self.file, self.version, self.derived, self.via = layer, role, file, version, derived, via
+        self.ptr, self.writes = None, 0  # the tensor's storage and the recorded writes into it, as remembered
 
 
 class _Frame:
@@ -145,6 +146,7 @@ class Recorder:
         self.leaves = {m for m in self.paths if next(m.children(), None) is None}
         self.layers, self.prov, self.param_files = [], {}, {}
         self.writes = {}  # storage pointer -> recorded in-place calls into it (views.Via.valid)
+        self.last_writer = {}  # storage pointer -> the output of the last recorded in-place call into it
         self.stack, self.root = [], _Frame("")
         self.path_calls = {}  # module path -> its calls so far in this forward
         self.call = -1  # forward calls of `model` so far, minus one
@@ -440,7 +442,7 @@ class Recorder:
             base = next((t for _, t in tensors if o.numel() and storage_ptr(t) == storage_ptr(o)), None)
             copied = base is None
             base = base if base is not None else next(t for _, t in tensors if t.shape == o.shape)
-            p = self.provenance(base)
+            p = self.current(self.provenance(base))
             if p is None:
                 continue
             # A cast's values may be rounded: the consumer records its own input, unless the cast
@@ -487,6 +489,8 @@ class Recorder:
             ptr = storage_ptr(target)
             self.writes[ptr] = self.writes.get(ptr, 0) + 1
         self.record_outputs(layer, outputs)
+        if target is not None:
+            self.last_writer[storage_ptr(target)] = self.provenance(target)
 
     # -- tensors ---------------------------------------------------------------------------------
     def provenance(self, t):
@@ -495,7 +499,27 @@ class Recorder:
             return None
         return entry[1]
 
+    def current(self, p):
+        """p, or, when a recorded in-place call has written since into the storage p's chain reads
+        or the tensor's own (y[:, :2].mul_(2) after y was made), the latest such call's output: what
+        the values came from last, the dataflow a defect there propagates through. Such a tensor has
+        no chain to replay."""
+        if p is None:
+            return p
+        writers = []
+        if p.via is not None and not p.via.valid(self.writes):
+            writers.append(self.last_writer.get(p.via.ptr))
+        if p.ptr is not None and self.writes.get(p.ptr, 0) != p.writes:
+            writers.append(self.last_writer.get(p.ptr))
+        writers = [w for w in writers if w is not None and w.layer is not p.layer]
+        if not writers:
+            return p
+        writer = max(writers, key=lambda w: w.layer.index)
+        return _Prov(writer.layer, writer.role, None, p.version, True, None)
+
     def remember(self, t, p):
+        p.ptr = storage_ptr(t)
+        p.writes = self.writes.get(p.ptr, 0)
         key = id(t)
         self.prov[key] = (weakref.ref(t, lambda _, key=key: self.prov.pop(key, None)), p)
 
@@ -506,11 +530,14 @@ class Recorder:
         """An input: its producer's file when it is that output as it was, else a file of its own."""
         like = t if like is None else like
         self.devices.add(str(t.device))
-        p = self.provenance(like)
+        p = self.current(self.provenance(like))
         entry = {"role": role, "source": p, "derived": False}
         if p is not None:
             current = _version(like) if version is None else version
-            if not p.derived and p.file is not None and (current is None or current == p.version):
+            # Inference tensors keep no version: a recorded in-place call into the storage says it
+            # changed since (views.Via.valid), with or without one.
+            unwritten = p.via is None or p.via.valid(self.writes)
+            if not p.derived and p.file is not None and (current is None or current == p.version) and unwritten:
                 entry.update(file=p.file, dtype=layer_dtype(t, self.cast), shape=list(t.shape))
                 return entry
             entry["derived"] = True

@@ -168,6 +168,32 @@ class CorruptingSigmoid(zoo.TorchFunctionMode):
         return result
 
 
+class WritesThroughViews(torch.nn.Module):
+    """Recorded in-place calls through views of a layer's output before the next layer reads it."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.conv2 = torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.Conv2d(4, 4, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        y[:, :2].mul_(2)
+        p = y.permute(0, 2, 3, 1).contiguous()
+        p[..., 0].add_(1.0)
+        return self.conv2(p.permute(0, 3, 1, 2))
+
+
+class PlantedAdd(zoo.TorchFunctionMode):
+    """add_'s kernel giving one element 5% off."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", "") == "add_":
+            with torch._C.DisableTorchFunction():
+                result.view(-1)[3] *= 1.05
+        return result
+
+
 class RoundTrip(torch.nn.Module):
     """A value rounded through bfloat16 between two layers (as some quantisation code does)."""
 
@@ -227,6 +253,22 @@ class Hazards(unittest.TestCase):
         b = self.dump("python-b", body, x, call=lambda m, v: (torch.softmax(m(v), -1) * 3 - 1).tolist())
         code, out, _ = compare(a, b)
         self.assertEqual(code, 2, out[-2000:])
+
+    def test_writes_through_views_pass_and_a_defective_one_is_the_origin(self):
+        torch.manual_seed(0)
+        net, x = WritesThroughViews().eval(), torch.randn(2, 3, 6, 7, generator=torch.Generator().manual_seed(1))
+        for inference in (False, True):
+            mode = torch.inference_mode if inference else torch.no_grad  # inference tensors keep no version counter
+            with mode():
+                a = self.dump(f"views-a-{inference}", net, x)
+                b = self.dump(f"views-b-{inference}", net, x, torch.float64)
+                bad = self.dump(f"views-bad-{inference}", net, x, torch.float64, below=PlantedAdd())
+            code, out, _ = compare(a, b)
+            self.assertEqual(code, 0, out[-2000:])
+            code, out, report = compare(a, bad)
+            origin = next((l for l in report["layers"] if l.get("origin")), None)
+            self.assertEqual((code, report["structural"], origin and origin["op"], origin and origin["defective"]),
+                             (1, 0, "torch.Tensor.add_", "B"), out[-2000:])
 
     def test_a_round_trip_through_bfloat16_is_the_consumers_input_not_the_producers(self):
         torch.manual_seed(0)
