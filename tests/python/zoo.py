@@ -227,7 +227,7 @@ def mask_rcnn():
                  rpn_post_nms_top_n_test=30, box_detections_per_img=8, rpn_anchor_generator=anchors,
                  box_roi_pool=MultiScaleRoIAlign(["0", "1"], 7, 2), mask_roi_pool=MultiScaleRoIAlign(["0", "1"], 14, 2))
     return _detection(m, 96) + ([("roi_heads.mask_head", "conv2d", "roi_heads.mask_head.0.0"),
-                                             ("roi_heads.box_roi_pool", "roi_align", "roi_heads.box_roi_pool.roi_align")],)
+                                 ("roi_heads.box_roi_pool", "roi_align", "roi_heads.box_roi_pool.roi_align")],)
 
 
 def ssdlite():
