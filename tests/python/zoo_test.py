@@ -40,7 +40,9 @@ def compare(a, b):
         return r.returncode, r.stdout + r.stderr, json.load(f)
 
 
-class Zoo(unittest.TestCase):
+class InTempFolder(unittest.TestCase):
+    """A test class whose dumps go to a folder of its own, removed when its tests are done."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
@@ -49,6 +51,8 @@ class Zoo(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+
+class Zoo(InTempFolder):
     def check_model(self, name):
         built = zoo.MODELS[name]()
         base = os.path.join(self.tmp.name, name)
@@ -80,18 +84,10 @@ class Zoo(unittest.TestCase):
                     self.assertEqual((origin["name"], origin["defective"]), (layer, side), origin["reason"][:500])
 
 
-class Identity(unittest.TestCase):
+class Identity(InTempFolder):
     """What makes one model's two runs look like two models, when they are not: a warm-up (values a
     module works out on its first call and keeps), a copy of a quantized model (its packed weights'
     addresses)."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
 
     def dumps(self, name, first, second, call, x):
         paths = []
@@ -205,16 +201,8 @@ class RoundTrip(torch.nn.Module):
         return self.b(self.a(x).to(torch.bfloat16).to(x.dtype))
 
 
-class Hazards(unittest.TestCase):
+class Hazards(InTempFolder):
     """What an adversarial review found (2026-11-26): each a false verdict before its fix."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
 
     def dump(self, tag, model, x, dtype=torch.float32, call=None, below=None):
         path = os.path.join(self.tmp.name, tag)
