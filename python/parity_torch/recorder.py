@@ -11,7 +11,10 @@ Two sources of layers:
 A module called again in one forward is `<path>:<k>`; factories (zeros, arange) are layers without
 inputs, so an input without a producer is data the run was given.
 Views (reshape, slicing, permute) and copies (clone, .cpu()) are not layers: their result keeps its
-producer, and a consumer's input that is not that producer's output as is gets `"derived": true`.
+producer, and a consumer's input that is not that producer's output as is gets `"derived": true` and
+the chain of views and copies that made it (`via`, views.py), which compare replays on each side.
+What parity knows of each call (a copy, a cast, a Python function to open...) is ops.py's reading of
+torch_calls.tsv, the table compare reads too.
 """
 import functools
 import inspect
