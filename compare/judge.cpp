@@ -697,7 +697,12 @@ class LayerJudge {
     if (k < judged.bound_sums.size() && judged.bound_sums[k].defined() && judged.bound_sums[k].numel() == p.x.numel()) {
       const auto sums = std::make_shared<const Tensor>(judged.bound_sums[k]);
       const double scale = dot_product_bound_scale(judged.bound_terms[k], *profile_);
-      tol.bound = [sums, scale](int64_t i) { return scale * sums->data<double>()[i]; };
+      // An Inf or NaN among the terms makes the exact value non-finite: no bound there (an infinite
+      // one would pass any value), as for conv2d.
+      tol.bound = [sums, scale](int64_t i) {
+        const double b = scale * sums->data<double>()[i];
+        return std::isfinite(b) ? b : 0.0;
+      };
     }
     TensorDiff d = compare_tensors(p.x, p.y, tol);
     if (d.state != State::Failed || d.structural) return d;

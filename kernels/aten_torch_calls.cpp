@@ -219,7 +219,7 @@ std::vector<Tensor> batch_norm_eval(const Args& a, const std::vector<Tensor>& in
   });
 }
 
-std::vector<Tensor> arithmetic_call(const std::string& op, const Kind& kind, const std::string& line, const std::vector<Tensor>& in);
+TorchCallResult arithmetic_call(const std::string& op, const Kind& kind, const std::string& line, const std::vector<Tensor>& in);
 
 }  // namespace
 
@@ -246,7 +246,7 @@ extern "C" __attribute__((visibility("default"))) parity::TorchCallResult parity
     }
   }
   try {
-    return {arithmetic_call(op, *kind, line, in), {}, {}};
+    return arithmetic_call(op, *kind, line, in);
   } catch (const Error& arithmetic_refused) {
     // An argument the arithmetic does not read (div's rounding_mode): the dispatcher may, by
     // schema. When it cannot either, the arithmetic's reason is the one worth reading.
@@ -263,8 +263,15 @@ extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> pa
   using namespace parity;
   const TorchCallResult base{base_outputs, {}, {}};  // the call's outputs on `in`, as the judge has them
   std::vector<at::Tensor> moved_by(base.outputs.size());
+  // Where to sample (roi_align's boxes, grid_sample's grid) goes through several roundings in a
+  // float32 kernel before it is used (scaled, split into bins, offset): 8 units, not 1.
+  std::string op;
+  std::istringstream(line) >> op;
+  const TorchCall* call = torch_call(op);
+  const bool samples = call && (call->name == "roi_align" || call->name == "grid_sampler");
   for (size_t k = 0; k < in.size(); ++k) {
     if (in[k].dtype() != DType::Float32 && in[k].dtype() != DType::Float64) continue;
+    const double units = samples && k == 1 ? 8 : 1;
     std::vector<Tensor> nudged = in;
     nudged[k] = aten_call("nextafter", [&] {
       const at::Tensor x = to_aten(in[k]);
@@ -273,7 +280,7 @@ extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> pa
     const TorchCallResult r = parity_aten_torch_call(line, nudged);
     for (size_t j = 0; j < base.outputs.size() && j < r.outputs.size(); ++j) {
       if (!is_floating(base.outputs[j].dtype()) || r.outputs[j].shape() != base.outputs[j].shape()) continue;
-      const at::Tensor d = (to_aten(r.outputs[j]).to(at::kDouble) - to_aten(base.outputs[j]).to(at::kDouble)).abs();
+      const at::Tensor d = (to_aten(r.outputs[j]).to(at::kDouble) - to_aten(base.outputs[j]).to(at::kDouble)).abs() * units;
       moved_by[j] = moved_by[j].defined() ? moved_by[j] + d : d;
     }
   }
@@ -294,7 +301,11 @@ namespace parity {
 namespace {
 
 // Element-wise arithmetic and the unary maps, with PyTorch's type promotion.
-std::vector<Tensor> arithmetic_call(const std::string& op, const Kind& kind_found, const std::string& line, const std::vector<Tensor>& in) {
+// Binary float arithmetic also gives its bound's S, the same operation on magnitudes (|x| + |a||y|
+// for add and sub, |x y|, |x / y|) with K = 1: a reduced-precision run rounds a Python number to
+// the tensor's dtype before using it (0.229 / 0.5 as bfloat16), which the dtype's relative
+// tolerance misses where the result is near zero; the profile's operand rounding covers it.
+TorchCallResult arithmetic_call(const std::string& op, const Kind& kind_found, const std::string& line, const std::vector<Tensor>& in) {
   const std::optional<Kind> kind = kind_found;
   Args args = read_args(line, in.size());
   if (!args.tensor_keywords.empty()) throw Error(op + " with a tensor passed by keyword");
@@ -339,7 +350,18 @@ std::vector<Tensor> arithmetic_call(const std::string& op, const Kind& kind_foun
       if (!o.tensor) return floating ? wrapped(o, at::kDouble) : wrapped(o);
       return floating ? tensors[*o.tensor].to(at::kDouble) : tensors[*o.tensor];
     });
-    return std::vector<Tensor>{from_aten(r.to(out).contiguous())};
+    TorchCallResult result;
+    result.outputs.push_back(from_aten(r.to(out).contiguous()));
+    if (floating && kind->binary && *kind->binary != Binary::Pow) {
+      const auto magnitude = [&](const Operand& o) { return (o.tensor ? tensors[*o.tensor].to(at::kDouble) : wrapped(o, at::kDouble)).abs(); };
+      const at::Tensor mx = magnitude(args.positional[0]), my = magnitude(args.positional[1]);
+      const Binary b = *kind->binary == Binary::Sub ? Binary::Add : *kind->binary;
+      const at::Scalar a = alpha.isIntegral(false) ? at::Scalar(std::abs(alpha.toLong())) : at::Scalar(std::abs(alpha.toDouble()));
+      const at::Tensor S = kind->reflected ? run_binary(b, my, mx, a) : run_binary(b, mx, my, a);
+      result.bound_sums.push_back(from_aten(S.expand_as(r).contiguous()));
+      result.bound_terms.push_back(1);
+    }
+    return result;
   });
 }
 

@@ -172,6 +172,8 @@ class Recorder:
             self.tf32 = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
         self.autocast |= _autocast_now()
         for m in self.paths:
+            if isinstance(m, torch.jit.ScriptModule):
+                continue  # takes no hooks: a scripted submodule runs as one call, its own calls unseen
             self.hooks.append(m.register_forward_pre_hook(self.pre_hook))
             self.hooks.append(m.register_forward_hook(self.post_hook))
         self.patched = self._patch()

@@ -315,11 +315,34 @@ def cancelling():
     return Cancelling().eval(), _seeded((1, 2, 8, 8)), None, [("b", None, "b"), ("", "add", "add")]
 
 
+class Preprocess(torch.nn.Module):
+    """What models do around their layers: inception_v3's transform_input (Python numbers rounded to
+    the tensor's dtype by a bfloat16 run), F.normalize (SwinV2's cosine attention), a scatter of the
+    top scores."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.head = torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Linear(8, 6)
+
+    def forward(self, x):
+        x = torch.cat([x[:, :1] * (0.229 / 0.5) + (0.485 - 0.5) / 0.5, x[:, 1:] * (0.224 / 0.5) + (0.456 - 0.5) / 0.5], 1)
+        y = torch.nn.functional.normalize(self.conv(x).mean((2, 3)), dim=-1)
+        scores = self.head(y)
+        top = scores.topk(2, dim=-1)
+        return torch.zeros_like(scores).scatter(-1, top.indices, top.values)
+
+
+def preprocess():
+    torch.manual_seed(0)
+    return Preprocess().eval(), _seeded((2, 3, 16, 16)), None, [("", "mul", "mul"), ("", "scatter", "scatter")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
-          "yolov5": yolov5, "raft": raft, "cancelling": cancelling}
+          "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
+          "preprocess": preprocess}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
