@@ -376,12 +376,15 @@ class Recorder:
         in_place = _in_place(func, name, args, kwargs)
         target = args[0] if in_place and args and torch.is_tensor(args[0]) else None
         before = None
-        if target is not None:
-            self.busy += 1
-            try:
+        self.busy += 1
+        try:
+            if target is not None:
                 before = (target.detach().clone(), _version(target))  # the input as it was, before the call changes it
-            finally:
-                self.busy -= 1
+            # Buffers a call may update as it reads them (batch_norm's running statistics in training,
+            # written by its kernel with no version change): recorded as the call read them.
+            buffers = {id(t): t.detach().clone() for _, t in tensors if id(t) in self.buffer_ids and t is not target}
+        finally:
+            self.busy -= 1
         started = time.perf_counter()
         self.busy += 1
         try:
@@ -398,7 +401,7 @@ class Recorder:
             # producer: an input without one is data the run was given, compared bit for bit.
             if target is None and tensors and self.pass_through(name, tensors, outputs, call_text(name, args, kwargs)):
                 return result
-            self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed)
+            self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed, buffers)
         finally:
             self.busy -= 1
         return result
@@ -473,7 +476,7 @@ class Recorder:
             return True
         return self.cast is not None and o.dtype == self.cast and base.dtype == torch.float64
 
-    def record_function(self, func, name, args, kwargs, tensors, others, outputs, target, before, elapsed):
+    def record_function(self, func, name, args, kwargs, tensors, others, outputs, target, before, elapsed, updated=None):
         known_name = name[3:-2] if name.startswith("__i") else name.rstrip("_") if target is not None else name
         known = ops.known_function(known_name, args, kwargs) if name != "__setitem__" else None
         if known is not None:
@@ -488,6 +491,8 @@ class Recorder:
             for role, t in inputs:
                 if target is not None and t is target:
                     layer.inputs.append(self.input_entry(layer, role, before[0], like=target, version=before[1]))
+                elif updated and id(t) in updated:
+                    layer.inputs.append(self.input_entry(layer, role, updated[id(t)], like=t, fresh=True))
                 else:
                     layer.inputs.append(self.input_entry(layer, role, t))
         if target is not None:  # views of it made before now no longer show what the chain gives
@@ -531,8 +536,9 @@ class Recorder:
     def file_for(self, layer, role):
         return f"{layer.index:05d}.{layer.short}.{role}.npy"
 
-    def input_entry(self, layer, role, t, like=None, version=None):
-        """An input: its producer's file when it is that output as it was, else a file of its own."""
+    def input_entry(self, layer, role, t, like=None, version=None, fresh=False):
+        """An input: its producer's file when it is that output as it was, else a file of its own
+        (`fresh`: t's values as the call read them, never a buffer's file from before)."""
         like = t if like is None else like
         self.devices.add(str(t.device))
         p = self.current(self.provenance(like))
@@ -551,14 +557,14 @@ class Recorder:
             # should be, and compare names the side whose input is not that.
             if p.via is not None and p.via.valid(self.writes):
                 entry["via"] = p.via.steps
-        elif self.is_parameter(like):
+        elif self.is_parameter(like) and not fresh:
             cached = self.param_files.get(id(like))
-            if cached and cached[0]() is like and cached[1] == _version(like):
+            if cached and cached[0]() is like and cached[1] == (_version(like) if version is None else version):
                 entry.update(cached[2])
                 return entry
         file = self.file_for(layer, role)
         entry.update(file=file, **self.folder.write(file, to_numpy(t, self.cast)))
-        if p is None and self.is_parameter(like):
+        if p is None and self.is_parameter(like) and version is None and not fresh:  # the buffer as it is now, not as it was
             self.param_files[id(like)] = (weakref.ref(like), _version(like), {k: entry[k] for k in ("file", "dtype", "shape")})
         return entry
 

@@ -258,6 +258,13 @@ class Hazards(InTempFolder):
             self.assertEqual((code, report["structural"], origin and origin["op"], origin and origin["defective"]),
                              (1, 0, "torch.Tensor.add_", "B"), out[-2000:])
 
+    def test_batch_norm_in_training_reads_its_running_statistics_as_they_were(self):
+        torch.manual_seed(0)  # its kernel updates them in place, with no version change
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU()).train()
+        x = torch.rand(4, 3, 12, 12, generator=torch.Generator().manual_seed(1))
+        code, out, _ = compare(self.dump("train-a", net, x), self.dump("train-b", net, x, torch.float64))
+        self.assertEqual(code, 0, out[-2000:])
+
     def test_a_round_trip_through_bfloat16_is_the_consumers_input_not_the_producers(self):
         torch.manual_seed(0)
         net, x = RoundTrip(), torch.randn(2, 8, generator=torch.Generator().manual_seed(1))
