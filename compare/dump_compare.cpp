@@ -425,17 +425,15 @@ class Comparer {
   // one downstream of such a layer: once control flow has followed the data (detections in
   // another order, another count of boxes), the Python numbers taken from it (a box's size) shape
   // the calls after it too.
-  std::string steering_source(int side, int64_t i) const {
-    for (const DumpTensorInfo& t : dump(side).layers[size_t(i)].inputs) {
-      if (t.source_layer >= 0 && after_steering_[side][size_t(t.source_layer)]) return t.source;
-    }
-    return "";
-  }
+  std::string steering_source(int side, int64_t i) const { return input_from(side, i, after_steering_); }
 
   // An input of layer i of `side` that comes straight from a layer whose outputs steer.
-  std::string steered_input(int side, int64_t i) const {
+  std::string steered_input(int side, int64_t i) const { return input_from(side, i, steers_); }
+
+  // The source of the first input of layer i of `side` whose producer `marked` marks; "" when none.
+  std::string input_from(int side, int64_t i, const std::vector<char> (&marked)[2]) const {
     for (const DumpTensorInfo& t : dump(side).layers[size_t(i)].inputs) {
-      if (t.source_layer >= 0 && steers_[side][size_t(t.source_layer)]) return t.source;
+      if (t.source_layer >= 0 && marked[side][size_t(t.source_layer)]) return t.source;
     }
     return "";
   }

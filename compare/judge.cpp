@@ -252,6 +252,14 @@ std::vector<int64_t> sampled_elements(const Call* call, size_t k, const Shape& s
 }
 
 // Values by flat index of the elements a streamed comparison kept; asking for another is a bug.
+// `tol` with, per element, `by` (float64, one value per element: what rounding the inputs moves
+// the result by) added to its bound.
+void widen(Tolerance& tol, Tensor by) {
+  const auto allowance = std::make_shared<const Tensor>(std::move(by));
+  const std::function<double(int64_t)> before = tol.bound;
+  tol.bound = [allowance, before](int64_t i) { return (before ? before(i) : 0.0) + allowance->data<double>()[i]; };
+}
+
 ElementValues kept_values(std::shared_ptr<const std::vector<int64_t>> keep, std::shared_ptr<std::vector<double>> values,
                           const std::string& layer) {
   return [keep, values, layer](int64_t i) {
@@ -558,9 +566,7 @@ class LayerJudge {
     }
     const Comparable p = comparable(expected, whole_output(s, k));
     Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, p.dtype, inputs);
-    const auto allowance = std::make_shared<const Tensor>(std::move(moved));
-    const std::function<double(int64_t)> before = tol.bound;
-    tol.bound = [allowance, before](int64_t e) { return (before ? before(e) : 0.0) + allowance->data<double>()[e]; };
+    widen(tol, std::move(moved));
     TensorDiff again = compare_tensors(p.x, p.y, tol);
     if (again.state == State::Failed) return;
     again.reason = "within what rounding its inputs by one unit in the last place moves the result";
@@ -714,9 +720,7 @@ class LayerJudge {
       return d;  // no allowance: the judgement above stands
     }
     if (k >= moved.size() || !moved[k].defined() || moved[k].numel() != p.x.numel()) return d;
-    const auto by = std::make_shared<const Tensor>(moved[k]);
-    const std::function<double(int64_t)> before = tol.bound;
-    tol.bound = [by, before](int64_t i) { return (before ? before(i) : 0.0) + by->data<double>()[i]; };
+    widen(tol, moved[k]);
     return compare_tensors(p.x, p.y, tol);
   }
 

@@ -74,25 +74,9 @@ std::string dtype_field(const json& j, const std::string& at) {
   return dtype;
 }
 
-std::optional<std::vector<int64_t>> shape_field(const json& j, const std::string& at) {
-  const json* v = find(j, "shape");
-  if (!v) return std::nullopt;
-  if (!v->is_array()) bad(at, "shape", "not an array");
-  std::vector<int64_t> dims;
-  for (const json& d : *v) dims.push_back(integer_of(d, at, "shape"));
-  try {
-    Shape{dims};  // a negative or overflowing dimension
-  } catch (const Error& e) {
-    bad(at, "shape", e.message());
-  }
-  return dims;
-}
-
-// A list of integers within a view step: each at most 64 of them, each within int64 and, for a
-// shape, not negative (Shape's check).
-std::vector<int64_t> via_ints(const json& step, const std::string& at, const char* key, bool shape) {
-  const json& v = required(step, at, key);
-  if (!v.is_array() || v.size() > 64) bad(at, key, "not an array of at most 64 integers");
+// An array of integers; for a shape, none negative and their product within int64 (Shape's check).
+std::vector<int64_t> integers_of(const json& v, const std::string& at, const char* key, bool shape) {
+  if (!v.is_array()) bad(at, key, "not an array");
   std::vector<int64_t> out;
   for (const json& d : v) out.push_back(integer_of(d, at, key));
   if (shape) {
@@ -103,6 +87,19 @@ std::vector<int64_t> via_ints(const json& step, const std::string& at, const cha
     }
   }
   return out;
+}
+
+std::optional<std::vector<int64_t>> shape_field(const json& j, const std::string& at) {
+  const json* v = find(j, "shape");
+  if (!v) return std::nullopt;
+  return integers_of(*v, at, "shape", true);
+}
+
+// A required list of integers within a view step: at most 64 of them (integers_of).
+std::vector<int64_t> via_ints(const json& step, const std::string& at, const char* key, bool shape) {
+  const json& v = required(step, at, key);
+  if (!v.is_array() || v.size() > 64) bad(at, key, "not an array of at most 64 integers");
+  return integers_of(v, at, key, shape);
 }
 
 // The manifest's "via" (docs/MANIFEST.md): the views and copies from the source output to this input.

@@ -268,7 +268,7 @@ extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> pa
   std::string op;
   std::istringstream(line) >> op;
   const TorchCall* call = torch_call(op);
-  const bool samples = call && (call->name == "roi_align" || call->name == "grid_sampler");
+  const bool samples = call && call->samples;
   for (size_t k = 0; k < in.size(); ++k) {
     if (in[k].dtype() != DType::Float32 && in[k].dtype() != DType::Float64) continue;
     const double units = samples && k == 1 ? 8 : 1;

@@ -277,6 +277,17 @@ std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, c
   return stack;
 }
 
+// The dispatcher's operator names, read once each: ATen's, and (`libraries`) all of them, read
+// the first time after a library (the only one loaded here, torchvision's) registered its own.
+const std::vector<c10::OperatorName>& op_names(bool libraries) {
+  if (!libraries) {
+    static const std::vector<c10::OperatorName> aten = c10::Dispatcher::singleton().getAllOpNames();
+    return aten;
+  }
+  static const std::vector<c10::OperatorName> all = c10::Dispatcher::singleton().getAllOpNames();
+  return all;
+}
+
 // Runs the first overload of `name` the arguments bind to; its outputs, tensors or lists of them
 // flattened in order.
 std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, const Args& args, const std::vector<at::Tensor>& tensors) {
@@ -288,9 +299,7 @@ std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, c
   }
   const std::string full = qualified ? name : "aten::" + name;
   std::vector<const c10::OperatorName*> overloads;
-  static const std::vector<c10::OperatorName> aten_names = c10::Dispatcher::singleton().getAllOpNames();
-  const std::vector<c10::OperatorName> library_names = qualified ? c10::Dispatcher::singleton().getAllOpNames() : std::vector<c10::OperatorName>{};
-  for (const c10::OperatorName& n : qualified ? library_names : aten_names) {
+  for (const c10::OperatorName& n : op_names(qualified)) {
     if (n.name == full) overloads.push_back(&n);
   }
   if (overloads.empty()) throw Error("LibTorch here has no " + full);
@@ -384,9 +393,21 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   return std::max<int64_t>(1, x.numel() / std::max<int64_t>(1, y.numel()));
 }
 
-// layer_norm's S: with mean m, deviation s and z_i = (x_i - m) / s over each group of K values,
-// |w_i| (mean|x| / s + 2 |z_i| + 1) + |b_i| + |y_i| bounds what the statistics' rounding (mean
-// off by up to K u mean|x|, s relatively by about K u) and the affine step do to y_i.
+// A normalisation's S: with mean m, deviation s and z_i = (x_i - m) / s over each group of K values
+// (`grouped`: x's values, each group along `reduce`), |w_i| (mean|x| / s + 2 |z_i| + 1) + |b_i| +
+// |y_i| bounds what the statistics' rounding (mean off by up to K u mean|x|, s relatively by about
+// K u) and the affine step do to y_i. `w` and `b`: their magnitudes, shaped to broadcast over x.
+at::Tensor normalisation_sums(const at::Tensor& x, const at::Tensor& grouped, at::IntArrayRef reduce, double eps, const at::Tensor& w,
+                              const std::optional<at::Tensor>& b, const at::Tensor& y) {
+  const at::Tensor mean = grouped.mean(reduce, true), s = ((grouped - mean).pow(2).mean(reduce, true) + eps).sqrt();
+  const at::Tensor z = ((grouped - mean) / s).abs().reshape(x.sizes());
+  const at::Tensor spread = (grouped.abs().mean(reduce, true) / s).expand_as(grouped).reshape(x.sizes());
+  at::Tensor S = (spread + 2 * z + 1) * w;
+  if (b) S = S + *b;
+  return S + y.abs();
+}
+
+// layer_norm's S (normalisation_sums), its groups the last dimensions.
 at::Tensor layer_norm_sums(const Args& args, const std::vector<at::Tensor>& t, const at::Tensor& y, int64_t& K) {
   const at::Tensor& x = t.at(0);
   const auto shape = args.positional.size() > 1 ? int_list(args.positional[1].text) : std::nullopt;
@@ -399,12 +420,9 @@ at::Tensor layer_norm_sums(const Args& args, const std::vector<at::Tensor>& t, c
   double eps = 1e-5;
   if (args.positional.size() > 4) eps = python_number(args.positional[4].text).value_or(eps);
   if (const auto it = args.keywords.find("eps"); it != args.keywords.end()) eps = python_number(it->second.text).value_or(eps);
-  const at::Tensor mean = x.mean(reduce, true), s = ((x - mean).pow(2).mean(reduce, true) + eps).sqrt();
-  const at::Tensor z = ((x - mean) / s).abs(), spread = x.abs().mean(reduce, true) / s;
   const auto w = tensor_arg(args, t, 2, "weight"), b = tensor_arg(args, t, 3, "bias");
-  at::Tensor S = (spread + 2 * z + 1) * (w ? w->abs() : at::ones({}, x.options()));
-  if (b) S = S + b->abs();
-  return S + y.abs();
+  return normalisation_sums(x, x, reduce, eps, w ? w->abs() : at::ones({}, x.options()),
+                            b ? std::optional<at::Tensor>(b->abs()) : std::nullopt, y);
 }
 
 // group_norm(input, num_groups, weight, bias, eps) and instance_norm(input, weight, bias,
@@ -427,15 +445,11 @@ at::Tensor group_norm_sums(const std::string& name, const Args& args, const std:
   const double eps = python_number(text_arg(args, group ? 4 : 7, "eps")).value_or(1e-5);
   const at::Tensor g = x.reshape({x.size(0), groups, -1});
   K = g.size(2);
-  const at::Tensor mean = g.mean({2}, true), s = ((g - mean).pow(2).mean({2}, true) + eps).sqrt();
-  const at::Tensor z = ((g - mean) / s).abs().reshape(x.sizes());
-  const at::Tensor spread = (g.abs().mean({2}, true) / s).expand_as(g).reshape(x.sizes());
   std::vector<int64_t> per_channel(size_t(x.dim()), 1);
   per_channel[1] = x.size(1);
   const auto w = tensor_arg(args, t, group ? 2 : 1, "weight"), b = tensor_arg(args, t, group ? 3 : 2, "bias");
-  at::Tensor S = (spread + 2 * z + 1) * (w ? w->abs().reshape(per_channel) : at::ones({}, x.options()));
-  if (b) S = S + b->abs().reshape(per_channel);
-  return S + y.abs();
+  return normalisation_sums(x, g, {2}, eps, w ? w->abs().reshape(per_channel) : at::ones({}, x.options()),
+                            b ? std::optional<at::Tensor>(b->abs().reshape(per_channel)) : std::nullopt, y);
 }
 
 // A recurrent layer (lstm, gru, rnn_tanh, rnn_relu: input, hx, params, has_biases, num_layers,
@@ -619,7 +633,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
         if (bound == TorchBound::Sum) {
           std::vector<at::Tensor> magnitudes;
           for (const at::Tensor& t : wide) magnitudes.push_back(t.is_floating_point() ? t.abs() : t);
-          if (name == "grid_sampler" || name == "roi_align") magnitudes.at(1) = wide.at(1);  // where to sample stays: only the values' signs go
+          if (known->samples) magnitudes.at(1) = wide.at(1);  // where to sample stays: only the values' signs go
           S = run_op(op, known->aten, args, magnitudes).at(0);
           K = sum_terms(name, args, wide, y);
         } else if (bound == TorchBound::Softmax) {

@@ -15,7 +15,6 @@
 #include <ATen/ops/sub.h>
 #include <ATen/ops/zeros.h>
 
-#include <cstdlib>
 #include <optional>
 #include <string>
 

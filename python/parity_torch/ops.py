@@ -216,18 +216,15 @@ def _runs_own_forward(module, cls):
 def known_module(module, args):
     """A leaf module call as a parity op (the module's own parameters as inputs), or None."""
     x = args[0] if args else None
-    if not any(_runs_own_forward(module, cls) for cls in (torch.nn.Conv2d, torch.nn.SiLU, torch.nn.Sigmoid, torch.nn.MaxPool2d,
-                                                         torch.nn.Upsample)):
-        return None
-    if isinstance(module, torch.nn.Conv2d) and module.padding_mode == "zeros":
+    if _runs_own_forward(module, torch.nn.Conv2d) and module.padding_mode == "zeros":
         return conv2d(x, module.weight, module.bias, module.stride, module.padding, module.dilation, module.groups)
-    if isinstance(module, torch.nn.SiLU):
+    if _runs_own_forward(module, torch.nn.SiLU):
         return _float_unary("silu", x)
-    if isinstance(module, torch.nn.Sigmoid):
+    if _runs_own_forward(module, torch.nn.Sigmoid):
         return _float_unary("sigmoid", x)
-    if isinstance(module, torch.nn.MaxPool2d):
+    if _runs_own_forward(module, torch.nn.MaxPool2d):
         return maxpool2d(x, module.kernel_size, module.stride, module.padding, module.dilation, module.ceil_mode, module.return_indices)
-    if isinstance(module, torch.nn.Upsample):
+    if _runs_own_forward(module, torch.nn.Upsample):
         return upsample_nearest(x, module.size, module.scale_factor, module.mode)
     return None
 
