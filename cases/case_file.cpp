@@ -1,11 +1,14 @@
 #include "cases/case_file.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "kernels/backend.h"
 #include "kernels/op_line.h"
 
@@ -55,6 +58,7 @@ std::vector<Case> read_case_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     throw Error("a folder, not a case file (a dump folder is compared with `parity compare`, or replayed with --inputs)").file(path);
   }
+  ::close(open_regular_file(path));  // a FIFO or a device is refused here, not waited on or read forever
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open case file").file(path);
   // A case file is text: one op line per line. Say what a binary file is instead of quoting it.

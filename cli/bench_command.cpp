@@ -146,7 +146,7 @@ int run_bench(const Options& o) {
       if (!std::isnan(r.copy_ms)) row["copy_ms"] = r.copy_ms;
       j["rows"].push_back(row);
     }
-    write_file_atomically(o.json, j.dump(2) + "\n");
+    write_file_atomically(o.json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   return kPassed;
 }

@@ -179,6 +179,11 @@ TableView table_view(const Options& o) {
   return v;
 }
 
+// Why no layer was judged: the filter left none, or neither dump holds one.
+std::string nothing_checked(const Options& o) {
+  return o.layers.empty() ? "nothing checked: neither dump holds a layer" : "nothing checked: --layers '" + o.layers + "' matches no layer";
+}
+
 int compare(const Options& o) {
   if (are_npy_files(o.a, o.b)) {
     if (!o.tol_file.empty() || !o.layers.empty() || !o.csv.empty() || !o.html.empty() || o.all || o.failed || o.top > 0) {
@@ -203,7 +208,7 @@ int compare(const Options& o) {
     return kStructuralMismatch;
   }
   write_table(std::cout, r, h, table_view(o));
-  if (r.layers.empty()) fmt::print("nothing checked: --layers '{}' matches no layer\n", o.layers);
+  if (r.layers.empty()) fmt::print("{}\n", nothing_checked(o));
   if (!o.json.empty()) write_json(o.json, r, h);
   if (!o.csv.empty()) write_csv(o.csv, r);
   if (!o.html.empty()) write_html(o.html, r, h);
@@ -269,7 +274,7 @@ int bisect(const Options& o) {
   const int code = exit_code(r);
   if (r.origin < 0) {
     if (code == kNothingChecked) {
-      fmt::print("nothing checked: --layers '{}' matches no layer\n", o.layers);
+      fmt::print("{}\n", nothing_checked(o));
     } else if (code != kPassed) {
       // Differences no local check could pin on a side: never a confident origin.
       for (const LayerReport& l : r.layers) {

@@ -107,7 +107,7 @@ int compare_npy_files(const NpyCompareOptions& o) {
                               {"cosine", number(d.cosine)}, {"max_ulp", d.max_ulp}, {"worst_index", d.worst_nd},
                               {"worst_a", number(d.worst_a)}, {"worst_b", number(d.worst_b)},
                               {"effective_bits", st.samples > 0 && !st.exact ? number(st.bits) : nlohmann::json(nullptr)}};
-    write_file_atomically(o.json, j.dump(2) + "\n");
+    write_file_atomically(o.json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   if (d.structural) return kStructuralMismatch;
   return d.state == State::Passed ? kPassed : kNumericMismatch;

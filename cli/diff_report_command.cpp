@@ -3,14 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +15,8 @@
 #include "cli/exit_codes.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json_nesting.h"
+#include "core/regular_file.h"
 
 namespace parity::cli {
 
@@ -57,14 +56,19 @@ struct Report {
   throw Error("not a parity compare report (" + why + "); write one with 'parity compare A B --json FILE'").file(path);
 }
 
+// compare's JSON report is a few KB per layer: this holds a hundred thousand layers.
+constexpr size_t kMaxReportBytes = size_t(1) << 30;
+
 json parse_file(const std::string& path) {
   if (fs::is_directory(path)) throw Error("is a folder, not a JSON report").file(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read: " + errno_text(errno)).file(path);
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = read_regular_file(path, kMaxReportBytes);
   try {
-    return json::parse(text.str());
+    check_json_depth(text);
+  } catch (Error& e) {
+    throw e.file(path);
+  }
+  try {
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     // nlohmann's own message is several clauses long; the byte offset is what helps.
     throw Error(fmt::format("not JSON (syntax error at byte {})", e.byte)).file(path);
@@ -369,7 +373,7 @@ void write_diff_json(const std::string& path, const Diff& d, const Report& befor
                   {"threshold", threshold}, {"floor", kFloor}, {"summary", summary},
                   {"worse", d.worse}, {"better", d.better}, {"unchanged", d.unchanged}, {"state_changes", d.state_changes},
                   {"layers", layers}, {"only_in_before", only_before}, {"only_in_after", only_after}};
-  write_file_atomically(path, j.dump(2) + "\n");
+  write_file_atomically(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 int run_diff_report(const Options& o) {

@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 #include "core/npy.h"
+#include "core/printable.h"
 #include "core/stats.h"
 
 namespace parity::cli {
@@ -37,7 +38,7 @@ struct Inspected {
 
 Inspected inspect_file(const std::string& path, std::string name) {
   Inspected r;
-  r.name = std::move(name);
+  r.name = printable(name);  // a file name may hold control characters: shown escaped
   r.tensor = read_npy(path, {}, &r.info);
   r.stats = compute_stats(r.tensor);
   return r;
@@ -161,7 +162,7 @@ int inspect_folder(const Options& o) {
     j["tensors"] = json::array();
     for (const auto& r : rows) j["tensors"].push_back(stats_json(r, o.values));
     j["errors"] = errors;
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     const std::vector<std::string> head = {"name", "dtype", "shape", "min", "max", "mean", "std", "nan", "inf"};
     std::vector<std::vector<std::string>> table = {head};
@@ -200,7 +201,7 @@ int run_inspect(const Options& o) {
   if (fs::is_directory(status)) return inspect_folder(o);
   const Inspected r = inspect_file(o.path, o.path);
   if (o.json) {
-    std::cout << stats_json(r, o.values).dump(2) << "\n";
+    std::cout << stats_json(r, o.values).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     print_file(r, o.values);
   }

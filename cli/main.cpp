@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
 
   for (const Command& c : commands) {
     if (!c.app->parsed()) continue;
+    parity::exit_on_truncated_mapping(3, "parity " + c.app->get_name() + ": ");  // its messages' own prefix
     try {
       return c.run();
     } catch (const parity::Error& e) {

@@ -154,7 +154,7 @@ int run_replay(const Options& o) {
                                      {"failed", counts[int(State::Failed)]}, {"mistrusted", counts[int(State::Mistrusted)]},
                                      {"unchecked", counts[int(State::Unchecked)]}, {"skipped", counts[int(State::Skipped)]},
                                      {"unsupported", counts[int(State::Unsupported)]}}}};
-    write_file_atomically(o.json, j.dump(2) + "\n");
+    write_file_atomically(o.json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   }
   return verdict_exit_code(checked, counts[int(State::Failed)] + counts[int(State::Unchecked)], structural);
 }

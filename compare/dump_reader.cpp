@@ -1,8 +1,6 @@
 #include "compare/dump_reader.h"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 #include <string_view>
@@ -11,6 +9,7 @@
 #include "core/hash.h"
 #include "core/host_memory.h"
 #include "core/npy.h"
+#include "core/regular_file.h"
 #include "core/thread_pool.h"
 
 namespace parity {
@@ -37,6 +36,23 @@ void check_recorded(const std::string& path, const DumpTensorInfo& t, const std:
     throw Error("bytes do not match the hash the manifest records (" + t.hash + " recorded, " + read + " read): the dump is corrupt")
         .file(path);
   }
+}
+
+// A manifest is a few MB for a thousand layers; this is far above any real one and far below
+// what reading /dev/zero-sized input would cost.
+constexpr size_t kMaxManifestBytes = size_t(256) << 20;
+
+// `file` of the dump folder `dir` does not lead out of it: a link is followed to where it points,
+// which must be inside the folder too (the folder's own path may hold links: compared resolved).
+void check_inside(const std::string& dir, const std::string& file) {
+  const fs::path path = fs::path(dir) / file;
+  std::error_code ec;
+  if (!fs::is_symlink(fs::symlink_status(path, ec))) return;
+  const fs::path target = fs::weakly_canonical(path, ec), root = fs::weakly_canonical(dir, ec);
+  if (ec) throw Error("cannot resolve the link: " + ec.message()).file(path.string());
+  std::string t = target.string(), r = root.string();
+  if (r.empty() || r.back() != '/') r += '/';
+  if (t.compare(0, r.size(), r) != 0) throw Error("is a link leading out of the dump folder (to " + t + ")").file(path.string());
 }
 
 }  // namespace
@@ -174,9 +190,8 @@ Dump read_dump(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) throw Error("not a folder: a dump is a folder holding manifest.json").file(dir);
   const std::string manifest = dir + "/manifest.json";
   if (!fs::exists(manifest, ec)) throw Error("no manifest.json: an incomplete dump (interrupted, or still being written)").file(dir);
-  std::ifstream in(manifest, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) throw Error("cannot read").file(manifest);
+  check_inside(dir, "manifest.json");
+  const std::string text = read_regular_file(manifest, kMaxManifestBytes);
   // Every listed file present, whole, and as described: a dump that passes this never fails a
   // compare half way for a file, and hash-identical tensors (never read) are still checked.
   std::map<std::string, NpyHeaderInfo> headers;
@@ -185,6 +200,7 @@ Dump read_dump(const std::string& dir) {
     const std::string path = dir + "/" + file;
     std::error_code missing;
     if (!fs::exists(path, missing)) throw Error("the manifest lists a missing file").file(path);
+    check_inside(dir, file);  // then read_npy_header opens it only as a regular file
     return headers.emplace(file, read_npy_header(path)).first->second;
   };
   Dump d = parse_manifest(text, manifest, header_of);

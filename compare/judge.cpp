@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <set>
@@ -13,6 +12,8 @@
 #include "compare/tolerance.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/json_nesting.h"
+#include "core/regular_file.h"
 #include "core/stats.h"
 #include "core/stopwatch.h"
 #include "kernels/aten_plugin.h"
@@ -22,13 +23,20 @@
 
 namespace parity {
 
+// A tolerance file is a few patterns; anything near this is not one.
+constexpr size_t kMaxToleranceFileBytes = size_t(16) << 20;
+
 std::vector<std::pair<std::regex, ToleranceOverride>> read_tolerance_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open tolerance file").file(path);
   std::vector<std::pair<std::regex, ToleranceOverride>> out;
   nlohmann::ordered_json j;  // ordered: the last matching entry in file order wins
+  const std::string text = read_regular_file(path, kMaxToleranceFileBytes);
   try {
-    j = nlohmann::ordered_json::parse(in);
+    check_json_depth(text);
+  } catch (Error& e) {
+    throw e.file(path);
+  }
+  try {
+    j = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("not valid JSON: ") + e.what()).file(path);
   }
@@ -136,6 +144,7 @@ namespace {
 // compare_tensors names its two tensors A and B; in a local check they are the judge's output
 // and the checked side's, so the values are labelled so.
 std::string judge_labels(std::string reason, const char* side) {
+  if (reason.rfind("A ", 0) == 0) reason.replace(0, 2, "judge ");  // "A is float32 1x3x3x3, B is ...": the shapes
   for (const auto& [from, to] : {std::pair<std::string, std::string>{": A ", ": judge "}, {", B ", std::string(", ") + side + " "}}) {
     for (size_t at = reason.find(from); at != std::string::npos; at = reason.find(from, at + to.size())) reason.replace(at, from.size(), to);
   }

@@ -14,6 +14,8 @@
 #include "compare/dump_reader.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/json_nesting.h"
+#include "core/printable.h"
 #include "kernels/backend.h"
 
 namespace parity {
@@ -38,9 +40,25 @@ const json& required(const json& obj, const std::string& at, const char* key) {
   bad(at, key, "missing (required)");
 }
 
-std::string string_of(const json& v, const std::string& at, const char* key) {
+// Names, roles, files and the like: a few hundred bytes in any real dump. Longer is refused
+// rather than echoed into every message and report row.
+constexpr size_t kMaxName = 4096;
+// A call line (params) may carry a long argument list; a run field is shown cut to this.
+constexpr size_t kMaxLine = size_t(1) << 20;
+constexpr size_t kMaxRunValueShown = 1000;
+
+std::string string_of(const json& v, const std::string& at, const char* key, size_t max = kMaxName) {
   if (!v.is_string()) bad(at, key, "not a string");
-  return v.get<std::string>();
+  const std::string& s = v.get_ref<const std::string&>();
+  if (s.size() > max) bad(at, key, "longer than " + std::to_string(max) + " bytes");
+  return s;
+}
+
+// A field parity prints (a layer name, an op, a role): control characters and bytes that are not
+// UTF-8 escaped when read (core/printable.h), so no table, page, JSON report or message quoting
+// it can be rewritten by it. Both dumps are read alike, so names still pair.
+std::string text_of(const json& v, const std::string& at, const char* key, size_t max = kMaxName) {
+  return printable(string_of(v, at, key, max));
 }
 
 // nlohmann's own conversion would turn 1e30 into an int64 with undefined behaviour.
@@ -51,7 +69,7 @@ int64_t integer_of(const json& v, const std::string& at, const char* key) {
 
 std::string optional_string(const json& obj, const std::string& at, const char* key, std::string fallback = "") {
   const json* v = find(obj, key);
-  return v ? string_of(*v, at, key) : fallback;
+  return v ? text_of(*v, at, key) : fallback;
 }
 
 // A misspelt optional field would silently read as its default ("sorce": an input no layer
@@ -138,7 +156,7 @@ std::vector<ViaStep> via_field(const json& j, const std::string& at) {
 std::string source_field(const json& j, const std::string& at) {
   const json* v = find(j, "source");
   if (!v || v->is_null()) return "";
-  const std::string source = string_of(*v, at, "source");
+  const std::string source = text_of(*v, at, "source");
   const size_t colon = source.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == source.size()) {
     bad(at, "source", "\"" + source + "\" is not \"<layer>:<role>\" (or null)");
@@ -249,9 +267,15 @@ bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0;
 std::vector<TensorSpec> read_call(const json& l, DumpLayer& layer) {
   layer.op = string_of(required(l, "", "op"), "", "op");
   if (layer.op.empty() || std::any_of(layer.op.begin(), layer.op.end(), is_space)) bad("", "op", "\"" + layer.op + "\" is not one word");
+  layer.op = printable(layer.op);
   const bool known = is_known_op(layer.op);
   if (!find(l, "params") && known) bad("", "params", "missing (required for " + layer.op + ", an op parity knows)");
-  layer.line = optional_string(l, "", "params", layer.op);
+  const json* params = find(l, "params");
+  layer.line = params ? string_of(*params, "", "params", kMaxLine) : layer.op;
+  // Whitespace of any kind separates a line's fields (a tab, a newline): kept as spaces, before
+  // other control characters are escaped.
+  std::replace_if(layer.line.begin(), layer.line.end(), is_space, ' ');
+  layer.line = printable(layer.line);
   if (std::all_of(layer.line.begin(), layer.line.end(), is_space)) bad("", "params", "empty");
   if (const std::string first = op_name_of(layer.line); first != layer.op) {
     bad("", "params", "starts with \"" + first + "\", the op is \"" + layer.op + "\"");
@@ -270,12 +294,13 @@ DumpLayer layer_of(const json& l, size_t position, const TensorHeaders& headers)
   std::string label = std::to_string(position);
   try {
     if (!l.is_object()) throw Error("not an object");
-    layer.name = string_of(required(l, "", "name"), "", "name");
+    layer.name = text_of(required(l, "", "name"), "", "name");
     if (layer.name.empty()) bad("", "name", "empty");
     label += " (" + layer.name + ")";
     only_known(l, "", {"index", "name", "op", "params", "time_ms", "inputs", "outputs"});
     const json* index = find(l, "index");
     layer.index = index ? integer_of(*index, "", "index") : int64_t(position);
+    if (layer.index < 0) bad("", "index", "negative (" + std::to_string(layer.index) + ")");
     const std::vector<TensorSpec> specs = read_call(l, layer);
     if (const json* t = find(l, "time_ms")) {
       if (!t->is_number()) bad("", "time_ms", "not a number");
@@ -291,11 +316,17 @@ DumpLayer layer_of(const json& l, size_t position, const TensorHeaders& headers)
   return layer;
 }
 
-// Values as text: strings as they are, numbers (and anything else) as their JSON.
+// Values as text: strings as they are, numbers (and anything else) as their JSON, made printable
+// and cut to kMaxRunValueShown bytes (saying how long they were): "run" takes any keys, and its
+// values are echoed in reports. Nesting was bounded before parsing (check_json_depth).
 std::map<std::string, std::string> run_of(const json& run) {
   if (!run.is_object()) bad("", "run", "not an object");
   std::map<std::string, std::string> out;
-  for (const auto& [key, value] : run.items()) out[key] = value.is_string() ? value.get<std::string>() : value.dump();
+  for (const auto& [key, value] : run.items()) {
+    std::string text = value.is_string() ? value.get<std::string>() : value.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (text.size() > kMaxRunValueShown) text = text.substr(0, kMaxRunValueShown) + "... (" + std::to_string(text.size()) + " bytes)";
+    out[printable(key.size() > kMaxName ? key.substr(0, kMaxName) : key)] = printable(text);
+  }
   return out;
 }
 
@@ -335,6 +366,7 @@ Dump parse_manifest(std::string_view text, const std::string& manifest, const Te
   Dump d;
   d.dir = parent_of(manifest);
   try {
+    check_json_depth(text);
     const json j = json::parse(text);
     if (!j.is_object() || !j.contains("format") || !j["format"].is_string() || j["format"] != "parity-dump") {
       throw Error("not a parity dump manifest (format is not parity-dump)");

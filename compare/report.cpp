@@ -278,7 +278,7 @@ void write_json(const std::string& path, const CompareResult& r, const ReportHea
                             {"mistrusted", r.mistrusted}, {"unchecked", r.unchecked},
                             {"origin", r.origin >= 0 ? nlohmann::json(r.layers[size_t(r.origin)].name) : nlohmann::json(nullptr)},
                             {"origins", origins}, {"layers", layers}};
-  write_file_atomically(path, j.dump(2) + "\n");
+  write_file_atomically(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 namespace {

@@ -113,8 +113,10 @@ template <typename T> int64_t ulp_distance(T a, T b) {
     // Map the sign-magnitude encoding onto a monotonic integer line.
     const int64_t oa = ia < 0 ? int64_t(std::numeric_limits<I>::min()) - int64_t(ia) : int64_t(ia);
     const int64_t ob = ib < 0 ? int64_t(std::numeric_limits<I>::min()) - int64_t(ib) : int64_t(ib);
-    const int64_t d = oa - ob;
-    return d < 0 ? -d : d;
+    // Far apart doubles of opposite signs are more than 2^63 units apart: the distance is taken
+    // in unsigned arithmetic (exact below 2^64) and saturates.
+    const uint64_t d = oa >= ob ? uint64_t(oa) - uint64_t(ob) : uint64_t(ob) - uint64_t(oa);
+    return d > uint64_t(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max() : int64_t(d);
   } else {  // Half
     const auto order = [](uint16_t h) { return (h & 0x8000u) ? -int64_t(h & 0x7fffu) : int64_t(h); };
     const int64_t d = order(a.bits) - order(b.bits);

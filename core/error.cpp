@@ -3,16 +3,20 @@
 #include <cstring>
 #include <utility>
 
+#include "core/printable.h"
+
 namespace parity {
 
 namespace {
 // Messages are printed as one line; a newline inside one (from strerror, a path, a header
-// excerpt) would break log parsers and the "one-line error" promise.
+// excerpt) would break log parsers and the "one-line error" promise. Other control characters
+// and bytes that are not UTF-8 (a file name from a manifest) are escaped (core/printable.h): a
+// NUL would cut what() short, an ESC sequence would rewrite the user's terminal.
 std::string one_line(std::string s) {
   for (char& c : s) {
-    if (c == '\n' || c == '\r') c = ' ';
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }
-  return s;
+  return printable(s);
 }
 }  // namespace
 

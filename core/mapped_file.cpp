@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace parity {
 
@@ -52,17 +53,12 @@ void unregister_mapping(MappingSlot* slot) {
 }  // namespace
 
 std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, bool populate) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("cannot open: " + errno_text(errno)).file(path);
+  const int fd = open_regular_file(path);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
     throw Error("cannot stat: " + errno_text(err)).file(path);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error("not a regular file").file(path);
   }
   const size_t size = static_cast<size_t>(st.st_size);
   const std::byte* data = nullptr;
@@ -83,6 +79,7 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, bool
 
 namespace {
 volatile std::sig_atomic_t truncated_mapping_exit_code = 3;
+char truncated_mapping_prefix[64] = "parity: ";  // written before the handler is installed
 
 void say(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
 
@@ -93,15 +90,18 @@ void on_sigbus(int, siginfo_t* info, void*) {
   for (const MappingSlot& slot : mapping_slots) {
     if (slot.state.load() == 2 && slot.begin <= at && at < slot.end) path = slot.path;
   }
-  say("parity: ");
+  say(truncated_mapping_prefix);
   if (path) say(path), say(": ");
   say("file shrank while it was read (mapped; truncated by another process?)\n");
   ::_exit(truncated_mapping_exit_code);
 }
 }  // namespace
 
-void exit_on_truncated_mapping(int code) {
+void exit_on_truncated_mapping(int code, const std::string& prefix) {
   truncated_mapping_exit_code = code;
+  const size_t n = std::min(prefix.size(), sizeof truncated_mapping_prefix - 1);
+  std::memcpy(truncated_mapping_prefix, prefix.data(), n);
+  truncated_mapping_prefix[n] = '\0';
   struct sigaction action {};
   action.sa_sigaction = on_sigbus;
   action.sa_flags = SA_SIGINFO;

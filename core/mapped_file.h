@@ -35,7 +35,8 @@ class MappedFile {
 // which would end the process without a word. For a command-line program: from this call on,
 // that prints one line on stderr naming the file and exits with `code` (nothing is finished
 // after it: a report being written stays a hidden temporary, never a complete-looking file).
-void exit_on_truncated_mapping(int code);
+// The line starts with `prefix` (the command's, as its other messages do), cut to 63 bytes.
+void exit_on_truncated_mapping(int code, const std::string& prefix = "parity: ");
 
 // Takes the whole 2 MiB blocks of a read-only mapping that lie inside [from, to) out of this
 // process's resident set, for a caller done reading them: a file streamed through its mapping

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/regular_file.h"
 
 namespace parity {
 
@@ -327,8 +328,7 @@ namespace {
 // the cache between the read and its use, and no mapping to fault in and tear down.
 class NpyReader {
  public:
-  explicit NpyReader(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw Error("cannot open: " + errno_text(errno)).file(path);
+  explicit NpyReader(const std::string& path) : path_(path), fd_(open_regular_file(path)) {
     struct stat st {};
     if (::fstat(fd_, &st) != 0) {
       ::close(fd_);

@@ -158,7 +158,7 @@ TEST_F(DiffReport, BadInputIsOneLineNamingTheFileAndExitThree) {
   test::write_bytes(file("no-state.json"), no_state.dump());
   const std::string manifest = file("d-ref/manifest.json");  // JSON of parity's, but a dump's
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {file("missing.json"), "cannot read: No such file or directory"},
+      {file("missing.json"), "cannot open: No such file or directory"},
       {file("not.json"), "not JSON (syntax error at byte"},
       {file("other.json"), "not a parity compare report (\"a\" missing or not a string)"},
       {manifest, "not a parity compare report"},
