@@ -33,13 +33,17 @@ dump(out_dir, model, inputs=True, layers=None, calls=1, force=False, name=None, 
   inputs  record layer inputs (the local check and `parity bisect --rerun` need them)
   layers  a regular expression: only the layers it matches are written
   calls   the first N forward calls of `model`, or a list of call indices (calls=[7])
-  force   overwrite a non-empty folder
+  force   replace the parity dump in the folder (only the files it wrote; other files stay,
+          and a folder of files no dump wrote is refused)
   name    the model name in the manifest (default: the model's class name)
   dtype   write floating tensors in this dtype (torch.float32 for a float64 run)
 The dump object may be entered once per batch: the manifest is written, last and atomically, when a
 block ends after the last selected call (or on .close()). An exception inside a block abandons the
-dump: no manifest, and parity refuses the folder. CUDA tensors are copied to the host after a
-device synchronisation; the manifest records the device name and the torch version.
+dump: no manifest, and parity refuses the folder; so does a failed write (DumpError: "disk full
+writing DIR/FILE") and the model run from another thread than the block's. Sparse and complex
+calls run unrecorded and are named on stderr and in the manifest's run.skipped. CUDA tensors are
+copied to the host after a device synchronisation; the manifest records the device name and the
+torch version.
 
 scope(name): calls inside `with parity_torch.scope("nms"):` are named nms.<op>.
 
@@ -47,7 +51,8 @@ compare(a, b, **options) and bisect(a, b, **options) run the parity binary ($PAR
 PATH) with --json and return a Report: .exit_code (0 pass, 1 failures, 2 structural), .rows,
 .states, .counts, .summary, .origin (the origin's row, or None), .data (the whole JSON); printing it
 gives the summary line and the origin. Options are parity's flags: precision="fp16" is
---precision fp16, tol_file= is --tol-file, failed=True is --failed. ParityError (a RuntimeError)
+--precision fp16, tol_file= is --tol-file, failed=True is --failed; timeout=SECONDS (not a flag)
+kills parity past it and raises ParityTimeout. ParityError (a RuntimeError)
 carries parity's message when it cannot judge (exit 3 or more), e.g. for an unknown option.
     report = parity_torch.bisect("dump_cpu", "dump_cuda", precision="tf32")
     print(report)

@@ -7,6 +7,7 @@ it by values only, A against B, and cannot check it locally.
 """
 import os
 import re
+import threading
 
 import torch
 
@@ -17,12 +18,18 @@ DTYPE_FIELD = {torch.float64: "float64", torch.int32: "int32", torch.int64: "int
 
 
 # The dtype floats are written in when the dump casts them (dump(..., dtype=torch.float32) on a
-# float64 run): lines name the dtype of the tensors on disk, which is what compare reads.
-WRITTEN_FLOAT = None
+# float64 run): lines name the dtype of the tensors on disk, which is what compare reads. Per
+# thread: two dumps open on two threads may cast differently.
+_written = threading.local()
+
+
+def set_written_float(dtype):
+    _written.dtype = dtype
 
 
 def _dt(t):
-    return WRITTEN_FLOAT if WRITTEN_FLOAT is not None and t.is_floating_point() else t.dtype
+    cast = getattr(_written, "dtype", None)
+    return cast if cast is not None and t.is_floating_point() else t.dtype
 
 
 def shape_text(t):

@@ -19,6 +19,8 @@ torch_calls.tsv, the table compare reads too.
 import functools
 import inspect
 import re
+import sys
+import threading
 import time
 import types
 import weakref
@@ -26,7 +28,7 @@ import weakref
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import ops
+from . import ops, patches
 from .views import Via, call_text, storage_ptr
 from .writer import DTYPE_NAMES, DumpFolder, storable, to_numpy
 
@@ -38,6 +40,11 @@ def _version(t):
         return t._version
     except RuntimeError:
         return None  # inference tensors keep no version counter: trust the recorded in-place layers
+
+
+def _sparse(tensors):
+    """Whether any tensor is sparse (no strided storage: nothing to dump, no view to follow)."""
+    return any(t.layout != torch.strided for t in tensors)
 
 
 def _tensors_in(value):
@@ -133,15 +140,15 @@ class _Mode(TorchFunctionMode):
 class Recorder:
     def __init__(self, out_dir, model, inputs, layers, calls, force, name, dtype):
         if not isinstance(model, torch.nn.Module):
-            raise TypeError("parity_torch.dump: model must be a torch.nn.Module")
+            raise TypeError("parity_torch: dump: model must be a torch.nn.Module")
         if isinstance(calls, int):
             if calls < 1:
-                raise ValueError("parity_torch.dump: calls must be at least 1")
+                raise ValueError("parity_torch: dump: calls must be at least 1")
             self.selected = set(range(calls))
         else:
             self.selected = set(int(c) for c in calls)
             if not self.selected or min(self.selected) < 0:
-                raise ValueError("parity_torch.dump: calls must name forward calls 0, 1, ...")
+                raise ValueError("parity_torch: dump: calls must name forward calls 0, 1, ...")
         self.filter = re.compile(layers) if layers else None
         self.model, self.record_inputs, self.name = model, inputs, name or type(model).__name__
         self.folder = DumpFolder(out_dir, force)
@@ -161,13 +168,28 @@ class Recorder:
         self.buffer_ids = {id(b) for b in model.buffers()}
         self.hooks, self.mode = [], None
         self.done = self.failed = False
+        self.thread_error = None  # a model call on another thread: the dump cannot complete
+        self.thread = None     # the thread whose open block records, or None between blocks
+        self.skipped = {}      # (call, layer) -> calls not recorded: their tensors cannot be stored
+        self.told_pending = False
 
     # -- entering and leaving the `with` block --------------------------------------------------
     def enter(self):
         if self.failed:
-            raise RuntimeError("parity_torch: this dump was abandoned after an exception; start a new one")
+            raise RuntimeError(f"parity_torch: {self.folder.path}: this dump was abandoned "
+                               f"({self.abandoned or 'an exception'}); start a new one")
         if self.done:
             return
+        if self.thread is not None:
+            # One block at a time: a second would record every call twice, and its exit end the first.
+            # From another thread its calls would also interleave with the open block's: abandoned.
+            here = threading.current_thread().name
+            if threading.get_ident() != self.thread:
+                self.thread_error = f"the dump was entered on thread {here!r} while open on thread {self.thread_name!r}"
+            raise RuntimeError(f"parity_torch: {self.folder.path}: this dump is already open (a with block or a wrapped "
+                               f"call, on thread {self.thread_name!r}); a dump object is entered by one block at a time"
+                               + ("; dump abandoned, no manifest will be written" if self.thread_error else ""))
+        self.thread, self.thread_name = threading.get_ident(), threading.current_thread().name
         if self.tf32 is None:
             self.tf32 = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
         self.autocast |= _autocast_now()
@@ -176,7 +198,8 @@ class Recorder:
                 continue  # takes no hooks: a scripted submodule runs as one call, its own calls unseen
             self.hooks.append(m.register_forward_pre_hook(self.pre_hook))
             self.hooks.append(m.register_forward_hook(self.post_hook))
-        self.patched = self._patch()
+        patches.install()
+        patches.active().append(self)
         self.mode = _Mode(self)
         self.mode.__enter__()
 
@@ -184,64 +207,87 @@ class Recorder:
         """Whether the model's calls went past the selected ones: their post-processing is over."""
         return self.call > max(self.selected)
 
-    def exit(self, failed, finish=None):
+    def exit(self, failed, finish=None, block=True):
         """Leaves a block; writes the manifest when `finish` (by default: once the last selected
-        call has run, its post-processing being inside the same block)."""
-        if self.done:
+        call has run, its post-processing being inside the same block). `block`: a with block
+        (not a wrapped call), whose calls not yet met are said once."""
+        if self.done or self.thread is None:
             return
-        self.mode.__exit__(None, None, None)
+        self.thread = None
+        patches.pop_mode(self.mode)
         for h in self.hooks:
             h.remove()
         self.hooks = []
-        self._unpatch()
-        if failed:
+        if self in patches.active():
+            patches.active().remove(self)
+        patches.release()
+        if failed or self.abandoned:
             self.failed = True  # no manifest: the folder stays an incomplete dump
+            if not failed:  # the block itself ended well: say why its dump did not
+                raise RuntimeError(f"parity_torch: {self.folder.path}: dump abandoned: {self.abandoned}; "
+                                   "no manifest written, the folder stays an incomplete dump")
             return
         if self.call < 0:
-            import sys
             print(f"parity_torch: {self.folder.path}: the model given to dump() ran no forward call inside the block, "
                   "so nothing is recorded yet (is the model called another object?)", file=sys.stderr)
         if self.call >= max(self.selected) if finish is None else finish:
             self.finish()
+        elif block and self.call >= 0 and not self.told_pending:
+            # calls=2 and one call: nothing written yet. Said once (a loop enters once per batch).
+            self.told_pending = True
+            print(f"parity_torch: {self.folder.path}: {self.pending()}; the manifest is written when a block "
+                  "ends after it, or by close() with the calls recorded so far", file=sys.stderr)
 
-    def _patch(self):
-        """Entry points the TorchFunctionMode does not see on every torch version: indexing with a
-        single key (torch 1.13 dispatches `x[mask]` and `x[i]` around the mode) and torchvision's
-        nms (a torch.ops call). Each is wrapped so the call goes through on_function once; inside it the
-        mode sees the original call while busy and lets it pass."""
-        import sys
-        patched = []
-        def wrap(owner, attr, accepts):
-            original = getattr(owner, attr)
-            own = attr in vars(owner)  # inherited (Tensor.__getitem__ is TensorBase's): restore by deleting
-            def call(*args, **kwargs):
-                if self.busy or not self.recording() or not accepts(args):
-                    return original(*args, **kwargs)
-                return self.on_function(original, args, kwargs)
-            functools.update_wrapper(call, original)
-            setattr(owner, attr, call)
-            patched.append((owner, attr, original if own else None))
-        wrap(torch.Tensor, "__getitem__", lambda args: True)
-        wrap(torch.Tensor, "__setitem__", lambda args: True)
-        tv = sys.modules.get("torchvision.ops")
-        if tv is not None:
-            boxes = sys.modules.get("torchvision.ops.boxes")
-            for owner in (tv, boxes) if boxes is not None else (tv,):
-                if getattr(owner, "nms", None) is not None:
-                    wrap(owner, "nms", lambda args: True)
-        return patched
+    def pending(self):
+        """What the selection still waits for, in words."""
+        missing = sorted(c for c in self.selected if c > self.call)
+        ran = f"{self.call + 1} forward call{'s' if self.call else ''} of the model ran"
+        return f"{ran}, calls selects {'call' if len(missing) == 1 else 'calls'} {', '.join(map(str, missing))} too"
 
-    def _unpatch(self):
-        for owner, attr, original in reversed(self.patched):
-            if original is None:
-                delattr(owner, attr)
-            else:
-                setattr(owner, attr, original)
-        self.patched = []
+    def patched(self, inner):
+        """`inner` (a patched entry point, or the next recorder's wrapper of it) through this
+        recorder: the call goes through on_function once; inside it the mode sees the original
+        call while busy and lets it pass."""
+        def call(*args, **kwargs):
+            if self.busy or not self.recording():
+                return inner(*args, **kwargs)
+            return self.on_function(inner, args, kwargs)
+        functools.update_wrapper(call, inner)
+        return call
 
     # -- what is being recorded ------------------------------------------------------------------
+    @property
+    def abandoned(self):
+        """Why the dump can no longer complete (a call on another thread, a failed write), or None."""
+        return self.thread_error or self.folder.abandoned
+
     def recording(self):
-        return not self.busy and max(self.call, 0) in self.selected
+        return not self.busy and not self.abandoned and max(self.call, 0) in self.selected
+
+    def other_thread(self):
+        """Whether a hook runs where it must not record: on a thread other than the one whose block
+        is open (its calls would interleave with the block's into a scrambled dump), or after the
+        dump was abandoned. The first such call abandons the dump and raises on its thread."""
+        if self.abandoned:
+            return True
+        if threading.get_ident() == self.thread:
+            return False
+        self.thread_error = (f"the model ran on thread {threading.current_thread().name!r} while the block "
+                             f"recording it is open on thread {self.thread_name!r} (a dump records one thread)")
+        raise RuntimeError(f"parity_torch: {self.folder.path}: {self.thread_error}; "
+                           "dump abandoned, no manifest will be written")
+
+    def skip(self, func, name):
+        """A call whose tensors cannot go into a dump (sparse, complex): the model's own result
+        stands, the call is not a layer, and it is named at the end and in the manifest."""
+        frame = self.frame()
+        short = name.strip("_") or "call"
+        key = (ops.torch_name(func), f"{frame.path}.{short}" if frame.path else short)
+        self.skipped[key] = self.skipped.get(key, 0) + 1
+
+    def skipped_text(self):
+        calls = ", ".join(f"{op}{f' x{n}' if n > 1 else ''} (layer {layer})" for (op, layer), n in self.skipped.items())
+        return f"skipped {sum(self.skipped.values())} calls with sparse/complex tensors: {calls}"
 
     def frame(self):
         return self.stack[-1] if self.stack else self.root
@@ -267,6 +313,8 @@ class Recorder:
             self.busy -= 1
 
     def pre_hook(self, module, args):
+        if self.other_thread():
+            return
         # A leaf calls no module: a recorded leaf still on the stack raised.
         while self.stack and self.stack[-1].layer is not None:
             self.drop_raised(self.stack.pop())
@@ -286,7 +334,7 @@ class Recorder:
         if not self.busy and self.recording() and module in self.leaves:
             self.busy += 1
             try:
-                ops.WRITTEN_FLOAT = self.cast
+                ops.set_written_float(self.cast)
                 known = ops.known_module(module, args)
                 if known is not None:
                     frame = _Frame(path, module=module)
@@ -307,7 +355,7 @@ class Recorder:
         self.busy += 1  # nothing inside a recorded leaf is a layer of its own
 
     def post_hook(self, module, args, output):
-        if not self.stack:
+        if self.other_thread() or not self.stack:
             return None
         frame = self.stack.pop()
         while frame.module is not module and self.stack:
@@ -371,20 +419,24 @@ class Recorder:
         if name in ops.COMPOSITES and isinstance(func, types.FunctionType) and ops.known_function(name, args, kwargs) is None:
             with self.mode:  # the mode is off while it handles a call: on again for the calls inside
                 return _opened(func)(*args, **kwargs)
-        ops.WRITTEN_FLOAT = self.cast
+        ops.set_written_float(self.cast)
         tensors, others = _arguments(args, kwargs)
         in_place = _in_place(func, name, args, kwargs)
         target = args[0] if in_place and args and torch.is_tensor(args[0]) else None
-        before = None
+        before = buffers = None
         self.busy += 1
         try:
-            if target is not None:
-                before = (target.detach().clone(), _version(target))  # the input as it was, before the call changes it
-            # Buffers a call may update as it reads them (batch_norm's running statistics in training,
-            # written by its kernel with no version change): recorded as the call read them.
-            buffers = {id(t): t.detach().clone() for _, t in tensors if id(t) in self.buffer_ids and t is not target}
+            sparse = _sparse(t for _, t in tensors)
+            if not sparse:
+                if target is not None:
+                    before = (target.detach().clone(), _version(target))  # the input as it was, before the call changes it
+                # Buffers a call may update as it reads them (batch_norm's running statistics in training,
+                # written by its kernel with no version change): recorded as the call read them.
+                buffers = {id(t): t.detach().clone() for _, t in tensors if id(t) in self.buffer_ids and t is not target}
         finally:
             self.busy -= 1
+        if sparse:
+            return self.unrecorded(func, name, args, kwargs)  # no storage to dump or follow
         started = time.perf_counter()
         self.busy += 1
         try:
@@ -393,17 +445,33 @@ class Recorder:
             self.busy -= 1
         elapsed = (time.perf_counter() - started) * 1e3
         outputs = [target] if target is not None else _tensors_in(result)
-        if not outputs or not all(storable(t) for t in outputs):
-            return result
         self.busy += 1
         try:
+            if not outputs or not all(storable(t) or t.is_complex() for t in outputs):
+                return result  # quantized: not a layer
+            if _sparse(outputs):
+                self.skip(func, name)
+                return result
             # A factory (zeros, arange, rand) is a layer without inputs, so that what it makes has a
             # producer: an input without one is data the run was given, compared bit for bit.
             if target is None and tensors and self.pass_through(name, tensors, outputs, call_text(name, args, kwargs)):
                 return result
+            if any(t.is_complex() for t in outputs) or (self.record_inputs and any(t.is_complex() for _, t in tensors)):
+                self.skip(func, name)  # no dtype of parity's holds it: named, not written
+                return result
             self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed, buffers)
         finally:
             self.busy -= 1
+        return result
+
+    def unrecorded(self, func, name, args, kwargs):
+        """Runs a call the dump cannot hold, as the model would without the recorder, and names it."""
+        self.busy += 1
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            self.busy -= 1
+        self.skip(func, name)
         return result
 
     def read_as_python(self, args):
@@ -425,7 +493,7 @@ class Recorder:
             items = list(result) if name == "__iter__" else [result]
             outputs = [t for t in items if torch.is_tensor(t)]
             tensors, _ = _arguments(args, kwargs)
-            if outputs and tensors:
+            if outputs and tensors and not _sparse(outputs + [t for _, t in tensors]):  # a sparse view: no storage
                 self.pass_through(name, tensors, outputs, call_text(name, args, kwargs))
         finally:
             self.busy -= 1
@@ -582,36 +650,46 @@ class Recorder:
 
     # -- the manifest ----------------------------------------------------------------------------
     def finish(self):
+        if self.abandoned:
+            raise RuntimeError(f"parity_torch: {self.folder.path}: dump abandoned: {self.abandoned}; no manifest written")
         self.name_function_layers(self.root)
         kept = [l for l in self.layers if l.name is not None and (self.filter is None or self.filter.search(l.name))]
         if not kept:
-            raise RuntimeError("parity_torch: no layer was recorded" + (" (the layers filter matched none)" if self.filter else ""))
+            raise RuntimeError(f"parity_torch: {self.folder.path}: no layer was recorded" +
+                               (" (the layers filter matched none)" if self.filter else ""))
         self.drop_unused_files(kept)
+        # The calls that ran (close() may come before every selected one has): what the dump holds.
+        ran = sorted(c for c in self.selected if c <= self.call) or [0]
         manifest = {
             "format": "parity-dump", "version": 1, "model": self.name, "backend": "pytorch",
             "device": self.device_text(), "tool_version": f"parity_torch {VERSION}",
             "run": {"model": self.name, "framework": "pytorch", "torch": torch.__version__,
-                    "calls": ",".join(str(c) for c in sorted(self.selected)), "param_dtypes": self.param_dtypes(),
+                    "calls": ",".join(str(c) for c in ran), "param_dtypes": self.param_dtypes(),
                     "precision": self.precision(), "autocast": ",".join(sorted(self.autocast)) or "off",
                     "tf32": "cudnn={} matmul={}".format(*self.tf32)},
             "layers": [self.layer_json(i, l) for i, l in enumerate(kept)],
         }
-        self.folder.finish(manifest)
+        if self.skipped:  # a free-text run key: compare prints it where the two dumps differ
+            manifest["run"]["skipped"] = self.skipped_text()
+        try:
+            size = self.folder.finish(manifest)
+        except OSError:
+            self.failed = True
+            raise
         self.done = True
-        import os
-        import sys
-        size = sum(os.path.getsize(os.path.join(self.folder.path, f)) for f in os.listdir(self.folder.path))
+        if self.skipped:
+            print(f"parity_torch: {self.folder.path}: {self.skipped_text()}", file=sys.stderr)
+        if len(ran) < len(self.selected):
+            print(f"parity_torch: {self.folder.path}: {self.pending()}; the dump holds calls {manifest['run']['calls']}",
+                  file=sys.stderr)
         print(f"parity_torch: wrote {len(kept)} layers ({size / 1e6:.1f} MB) to {self.folder.path}", file=sys.stderr)
 
     def drop_unused_files(self, kept):
-        import os
         used = {t["file"] for l in kept for t in l.inputs + l.outputs}
         for l in self.layers:
             for t in l.inputs + l.outputs:
                 if t["file"] not in used:
-                    path = os.path.join(self.folder.path, t["file"])
-                    if os.path.exists(path):
-                        os.remove(path)
+                    self.folder.remove(t["file"])
 
     def layer_json(self, i, l):
         def tensor(t):

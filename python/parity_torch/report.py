@@ -29,6 +29,10 @@ class ParityNotFound(ParityError):
     """No `parity` binary where PARITY points, or none on PATH."""
 
 
+class ParityTimeout(ParityError):
+    """parity ran past the `timeout` given to compare() or bisect(): it was killed."""
+
+
 class Report:
     """The JSON report of one `parity compare` or `parity bisect` run.
 
@@ -97,11 +101,11 @@ def find_parity():
     if path:
         # An explicit PARITY that is wrong is an error, not a reason to pick another binary silently.
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            raise ParityNotFound(f"parity was not found: PARITY={path} is not an executable file; {how_to_build}")
+            raise ParityNotFound(f"parity_torch: parity was not found: PARITY={path} is not an executable file; {how_to_build}")
         return path
     found = shutil.which("parity")
     if not found:
-        raise ParityNotFound(f"parity was not found: PARITY is not set and no parity is on PATH; {how_to_build}")
+        raise ParityNotFound(f"parity_torch: parity was not found: PARITY is not set and no parity is on PATH; {how_to_build}")
     return found
 
 
@@ -125,6 +129,7 @@ def flags(options):
 def _run(command, a, b, options):
     binary = find_parity()
     keep = options.pop("json", None)  # the caller's own --json path: written there and kept
+    timeout = options.pop("timeout", None)  # seconds, or None: parity's own flag has no such name
     with tempfile.TemporaryDirectory(prefix="parity_report.") as tmp:
         # A path in a fresh folder, not a created temporary file: "the JSON exists" must mean
         # parity wrote it.
@@ -132,12 +137,17 @@ def _run(command, a, b, options):
         if keep and os.path.exists(path):
             os.remove(path)
         args = [command, os.fspath(a), os.fspath(b), "--json", path] + flags(options)
-        r = subprocess.run([binary, *args], capture_output=True, text=True)
+        try:
+            # On expiry subprocess.run kills parity and waits for it before raising.
+            r = subprocess.run([binary, *args], capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise ParityTimeout(f"parity_torch: parity {command} {os.fspath(a)} {os.fspath(b)} did not finish within "
+                                f"timeout={timeout} s: killed, no report", None, [binary, *args]) from None
         # 3 and up: parity could not judge; below 0: killed by a signal, whatever it wrote.
         if r.returncode not in VERDICTS or not os.path.exists(path):
             # parity says why in one line on stderr (exit 4's "nothing checked" goes to stdout).
             why = r.stderr.strip() or (r.stdout.strip().splitlines() or [""])[-1]
-            raise ParityError(why or f"parity {command} exited {r.returncode} without writing its JSON report",
+            raise ParityError(why or f"parity_torch: parity {command} exited {r.returncode} without writing its JSON report",
                               r.returncode, [binary, *args])
         with open(path) as f:
             data = json.load(f)
@@ -148,12 +158,13 @@ def compare(a, b, **options):
     """Runs `parity compare A B --json ...` and returns its Report (A the expected side, B the one
     under test). Options are parity's flags: compare(a, b, precision="fp16", layers="^model\\.8",
     atol=1e-4, rtol=1e-3, judge="aten", all=True). Exit codes 0, 1 and 2 are verdicts and return a
-    Report (see .exit_code); ParityError when parity could not judge (its message included)."""
+    Report (see .exit_code); ParityError when parity could not judge (its message included).
+    timeout=SECONDS (not a parity flag): parity is killed past it and ParityTimeout raised."""
     return _run("compare", a, b, dict(options))
 
 
 def bisect(a, b, **options):
     """Runs `parity bisect A B --json ...`: the same report as compare, read for its .origin (the
     first layer where the runs part ways, its defective side and reason). bisect also takes
-    rerun="aten"; its printed rerun verdict is in .output."""
+    rerun="aten"; its printed rerun verdict is in .output. timeout= as for compare."""
     return _run("bisect", a, b, dict(options))
