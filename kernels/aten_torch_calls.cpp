@@ -221,6 +221,25 @@ std::vector<Tensor> batch_norm_eval(const Args& a, const std::vector<Tensor>& in
 
 TorchCallResult arithmetic_call(const std::string& op, const Kind& kind, const std::string& line, const std::vector<Tensor>& in);
 
+// The line's tensor fields (its first in.size() fields, in order, as the recorder writes them:
+// `in0=64x49x96`, `weight=96`, `in1_0=2x3` in a list) against the tensors given: a dump whose
+// line says one shape and whose file holds another is refused here, in one line, before LibTorch
+// or a bound reads either.
+void check_line_tensors(const std::string& line, const std::vector<Tensor>& in) {
+  std::istringstream fields(line);
+  std::string word;
+  fields >> word;  // the op
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (!(fields >> word)) throw Error("the line names fewer tensors than the layer's " + std::to_string(in.size()));
+    const size_t eq = word.find('=');
+    const std::string said = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (said != in[k].shape().str()) {
+      throw Error("tensor " + std::to_string(k) + " (" + word.substr(0, eq) + ") is " + said + " in the line, its file holds " +
+                  in[k].shape().str());
+    }
+  }
+}
+
 }  // namespace
 
 }  // namespace parity
@@ -234,6 +253,7 @@ extern "C" __attribute__((visibility("default"))) parity::TorchCallResult parity
   std::istringstream first(line);
   std::string op;
   first >> op;
+  check_line_tensors(line, in);
   if (op == "torch.nn.functional.batch_norm") return {batch_norm_eval(read_args(line, in.size()), in), {}, {}};
   const std::optional<Kind> kind = kind_of(op);
   if (!kind) {  // any other operator LibTorch has, where a bound is known
@@ -294,6 +314,7 @@ extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> pa
 extern "C" __attribute__((visibility("default"))) std::string parity_aten_tied_indices(const std::string& line,
                                                                                       const std::vector<parity::Tensor>& in,
                                                                                       const std::vector<parity::Tensor>& outputs) {
+  parity::check_line_tensors(line, in);
   return parity::tied_indices_check(line.substr(0, line.find(' ')), line, in, outputs);
 }
 

@@ -185,5 +185,27 @@ TEST_F(HostileDump, CallLineThatCannotMakeItsOutputIsStructural) {
       << d.out;
 }
 
+// The same for a torch call, whose line LibTorch runs again: a line saying one shape where the
+// file holds another is refused before LibTorch or a bound reads either, and the layer says why.
+TEST_F(HostileDump, TorchCallLineIsCheckedAgainstItsTensors) {
+  const auto mul = [&](const std::string& name, float scale) {
+    const std::string dir = tmp_.file(name);
+    fs::create_directories(dir);
+    Tensor x(DType::Float32, Shape{3, 2}), y(DType::Float32, Shape{3, 2});
+    for (int64_t i = 0; i < 6; ++i) x.mutable_data<float>()[i] = float(i), y.mutable_data<float>()[i] = scale * float(i);
+    write_npy(dir + "/x.npy", x), write_npy(dir + "/y.npy", y);
+    const json m = {{"format", "parity-dump"},
+                    {"version", 1},
+                    {"layers", json::array({{{"name", "scale"}, {"op", "torch.Tensor.mul"}, {"params", "torch.Tensor.mul in0=2x3 arg1=2.0"},
+                                             {"inputs", json::array({{{"file", "x.npy"}}})},
+                                             {"outputs", json::array({{{"file", "y.npy"}}})}}})}};
+    test::write_bytes(dir + "/manifest.json", m.dump());
+    return dir;
+  };
+  const auto r = run_parity({"compare", mul("a", 2), mul("b", 3), "--all"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("tensor 0 (in0) is 2x3 in the line, its file holds 3x2"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace parity
