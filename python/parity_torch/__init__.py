@@ -7,7 +7,8 @@ import threading
 import weakref
 
 from . import patches
-from .recorder import VERSION as __version__, Recorder, _Frame
+from .manifest import VERSION as __version__
+from .recorder import Recorder
 from .report import ParityError, ParityNotFound, ParityTimeout, Report, bisect, compare
 from .writer import DumpError
 
@@ -105,18 +106,12 @@ class dump:
 def scope(name):
     """Names the calls made inside the block `<name>.<op>`, as a module path would (post-processing
     outside the model: `with parity_torch.scope("nms"): ...`)."""
-    frames = []
-    for r in list(patches.active()):  # the dumps open on this thread
-        frame = _Frame(name)
-        r.stack.append(frame)
-        frames.append((r, frame))
+    frames = [(r, r.names.open_scope(name)) for r in list(patches.active())]  # the dumps open on this thread
     try:
         yield
     finally:
         for r, frame in frames:
-            if frame in r.stack:
-                r.stack.remove(frame)
-            r.name_function_layers(frame)
+            r.names.close_scope(frame)
 
 
 def _never_completed(recorder, calls):

@@ -3,13 +3,15 @@
 A call parity has a reference for gets that op's canonical line (kernels/<op>/<op>.h documents each
 line) and the input roles the op names, so `parity compare` can re-run it locally on either side's
 inputs. Any other call gets the op `torch.<name>` and a line listing its arguments: compare judges
-it by values only, A against B, and cannot check it locally.
+it by values only, A against B, and cannot check it locally. What parity knows of a call by its
+name alone (a copy, a cast, a Python function to open) is torch_calls.py.
 """
-import os
 import re
 import threading
 
 import torch
+
+from .torch_calls import function_name
 
 # dtypes parity's float ops take; a float16 side is judged widened to float32 (docs/DESIGN.md).
 FLOATS = (torch.float32, torch.float16)
@@ -179,8 +181,10 @@ def _arg(args, kwargs, i, name, default=None):
     return kwargs.get(name, default)
 
 
-def known_function(name, args, kwargs):
-    """A torch function or Tensor method call (name as torch reports it) as a parity op, or None."""
+def known_function(name, args, kwargs, in_place=False):
+    """A torch function or Tensor method call (name as torch reports it; `in_place`: the call writes
+    into its first argument) as a parity op, or None."""
+    name = function_name(name, in_place)
     a = lambda i, key, default=None: _arg(args, kwargs, i, key, default)  # noqa: E731
     try:
         if name in ("conv2d",):
@@ -195,9 +199,9 @@ def known_function(name, args, kwargs):
             return upsample_nearest(a(0, "input"), a(1, "size"), a(2, "scale_factor"), a(3, "mode", "nearest"))
         if name == "cat":
             return cat(a(0, "tensors"), a(1, "dim", 0))
-        if name in ("add", "__add__", "__radd__"):
+        if name == "add":
             return add(a(0, "input"), a(1, "other"), a(2, "alpha", 1))
-        if name in ("gt", "__gt__"):
+        if name == "gt":
             return threshold(a(0, "input"), a(1, "other"))
         if name == "nonzero":
             return nonzero(a(0, "input"), kwargs.get("as_tuple", False))
@@ -236,44 +240,6 @@ def known_module(module, args):
     return None
 
 
-def _table():
-    """torch_calls.tsv beside this file: what parity knows of each torch call, read by compare too."""
-    rows = {}
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_calls.tsv")) as f:
-        for line in f:
-            if line.strip() and not line.startswith("#"):
-                name, _aten, _bound, _dtype, flags = line.rstrip("\n").split("\t")
-                rows[name] = set(flags.split(",")) - {"-"}
-    return rows
-
-
-TORCH_CALLS = _table()
-
-
-def _flagged(flag):
-    return {name for name, flags in TORCH_CALLS.items() if flag in flags}
-
-
-# Calls whose result is its input's values as they are (a copy, a move between devices): the result
-# keeps its producer, so a consumer's input still points at the producer's output.
-SAME_VALUES = _flagged("copy")
-
-# Casts: in a dump written in one float dtype (dump(..., dtype=torch.float32)) a cast between floats is
-# a copy, and one run may have a cast the other lacks (a float64 run's `.float()`, a half run's
-# `.half()`). They keep their producer, the consumer's input marked derived (its own values).
-FLOAT_CASTS = _flagged("cast")
-
-# Calls that are never layers: metadata, conversions to Python values, and parity_torch's own reads;
-# among them the reads of a tensor's values into Python numbers.
-NOT_LAYERS = _flagged("metadata")
-PYTHON_READS = _flagged("python_read")
-
-# Python functions of torch.nn.functional that LibTorch cannot run as one call: they are opened, so
-# the calls they make (upsample_bilinear2d, linear, bmm, softmax, dropout in eval) are the layers, each
-# of which the judge runs again. A call parity has an op for (nearest interpolate) stays that op.
-COMPOSITES = _flagged("composite")
-
-
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
@@ -286,21 +252,3 @@ def values_only_line(op, tensors, others):
         text = "".join(_ADDRESS.sub("", repr(value)).split())
         fields.append(f"{key}={text[:80]}")
     return " ".join([op] + fields)
-
-
-def torch_name(func):
-    """`torch.<name>` for a function, `torch.Tensor.<name>` for a method, `torchvision.<name>` for an op."""
-    name = getattr(func, "__name__", str(func))
-    qual = getattr(func, "__qualname__", name)
-    module = getattr(func, "__module__", None) or ""
-    if qual.startswith("_TensorBase.") or qual.startswith("Tensor."):
-        return "torch.Tensor." + name
-    if module.startswith("torchvision"):
-        return "torchvision.ops." + name
-    if module.startswith("torch._ops."):
-        return module[len("torch._ops."):] + "." + name
-    if module.startswith("torch.nn.functional") or module.startswith("torch._C._nn"):
-        return "torch.nn.functional." + name
-    return "torch." + name
-
-

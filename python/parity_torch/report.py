@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import tempfile
 
-# Exit codes 0..2 are verdicts (README, "parity compare A B"); 3 and up mean parity could not judge.
+# Exit codes 0..2 are verdicts (docs/COMMANDS.md, "Exit codes"); 3 and up mean parity could not judge.
 VERDICTS = {0: "pass", 1: "failures", 2: "structural failures"}
 COUNTS = ("passed", "explained", "failed", "structural", "propagated", "mistrusted", "unchecked")
 

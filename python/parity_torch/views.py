@@ -1,6 +1,6 @@
 """How a tensor's values follow from its producer's output through views and copies.
 
-Views and copies are not layers (recorder.py), so a consumer's input can be a permuted, sliced or
+Views and copies are not layers (provenance.py), so a consumer's input can be a permuted, sliced or
 cast copy of its producer's output. compare checks such an input on each side against that side's
 own producer output, replaying the chain written here (the manifest's `via`, docs/MANIFEST.md):
 a wrong copy kernel or a wrong transpose is then named on its side, and two correct runs whose

@@ -384,6 +384,25 @@ class Hostile(unittest.TestCase):
             self.assertParityPrefix(e)
 
 
+
+class Inverted(torch.nn.Module):
+    def forward(self, x):
+        m = x > 0
+        return x * (~m) + m.to(x.dtype) * 2  # ~m reads m: it writes nothing
+
+
+class Recording(unittest.TestCase):
+    def test_invert_is_not_an_in_place_write(self):
+        # __invert__ starts with "__i" like __iadd__: it was taken as a write into m, so the
+        # later m.to(...) was recorded as reading the invert's output.
+        with tempfile.TemporaryDirectory() as d:
+            model = Inverted()
+            with torch.no_grad(), parity_torch.dump(d, model, force=True):
+                model(torch.randn(4, 5))
+            sources = {l["name"]: [t.get("source") for t in l["inputs"]] for l in manifest(d)["layers"]}
+            self.assertEqual(sources["to"], ["threshold:out0"])
+            self.assertEqual(sources["mul"][1], "invert:out0")
+
 if __name__ == "__main__":
     PARITY = os.path.abspath(sys.argv.pop(1))
     os.environ["PARITY"] = PARITY

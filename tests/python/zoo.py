@@ -351,7 +351,7 @@ REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "
 
 # Calls that compute nothing, among them parity_torch's own reads of the tensors it records: a defect
 # planted in "any call" skips them.
-_NOT_COMPUTED = parity_torch.ops.NOT_LAYERS | {"__get__", "detach", "clone", "cpu", "to", "contiguous"}
+_NOT_COMPUTED = parity_torch.torch_calls.NOT_LAYERS | {"__get__", "detach", "clone", "cpu", "to", "contiguous"}
 
 
 class DefectiveKernel(TorchFunctionMode):

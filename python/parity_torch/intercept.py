@@ -1,0 +1,175 @@
+"""Every tensor computation that is not a recorded leaf module, seen through a TorchFunctionMode (and
+the process-wide wrappers of patches.py, for the calls torch 1.13's mode does not see): torch.cat,
+`+`, F.silu, indexing, torchvision's nms, and the functions inside leaf modules parity has no op for
+(BatchNorm2d's batch_norm, ReLU's relu). A call becomes a layer; a view or a copy keeps its producer
+(provenance.py); a factory (zeros, arange) is a layer without inputs."""
+import functools
+import time
+import types
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from . import calls, ops, patches, torch_calls
+from .naming import short_name
+from .provenance import version_of
+from .views import call_text
+from .writer import storable
+
+
+class _Mode(TorchFunctionMode):
+    def __init__(self, functions):
+        super().__init__()
+        self.functions = functions
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return self.functions.on_function(func, args, kwargs or {})
+
+
+class FunctionCalls:
+    """The function calls `recorder` (recorder.Recorder) sees while a block is open, and those it
+    could not record (`skipped`: (op, layer) -> calls with sparse or complex tensors)."""
+
+    def __init__(self, recorder):
+        self.recorder = recorder
+        self.mode = None
+        self.skipped = {}
+
+    def enter(self):
+        self.mode = _Mode(self)
+        self.mode.__enter__()
+
+    def leave(self):
+        patches.pop_mode(self.mode)
+
+    def patched(self, inner):
+        """`inner` (a patched entry point, or the next recorder's wrapper of it) through this
+        recorder: the call goes through on_function once; inside it the mode sees the original
+        call while busy and lets it pass."""
+        r = self.recorder
+
+        def call(*args, **kwargs):
+            if r.busy or not r.recording():
+                return inner(*args, **kwargs)
+            return self.on_function(inner, args, kwargs)
+        functools.update_wrapper(call, inner)
+        return call
+
+    def skip(self, func, name):
+        """A call whose tensors cannot go into a dump (sparse, complex): the model's own result
+        stands, the call is not a layer, and it is named at the end and in the manifest."""
+        frame = self.recorder.names.frame()
+        short = short_name(name)
+        key = (torch_calls.torch_name(func), f"{frame.path}.{short}" if frame.path else short)
+        self.skipped[key] = self.skipped.get(key, 0) + 1
+
+    def on_function(self, func, args, kwargs):
+        r = self.recorder
+        name = getattr(func, "__name__", "")
+        if not r.recording():
+            return func(*args, **kwargs)
+        if name in ("__get__", "__iter__"):
+            return self.attribute_or_rows(func, name, args, kwargs)
+        if name in torch_calls.NOT_LAYERS:
+            if name in torch_calls.PYTHON_READS:
+                r.sources.mark_read_as_python(args)
+            return func(*args, **kwargs)
+        if name in torch_calls.COMPOSITES and isinstance(func, types.FunctionType) and ops.known_function(name, args, kwargs) is None:
+            with self.mode:  # the mode is off while it handles a call: on again for the calls inside
+                return calls.opened(func)(*args, **kwargs)
+        ops.set_written_float(r.cast)
+        tensors, others = calls.arguments(args, kwargs)
+        in_place = calls.in_place(func, name, args, kwargs)
+        target = args[0] if in_place and args and torch.is_tensor(args[0]) else None
+        before = buffers = None
+        r.busy += 1
+        try:
+            sparse = calls.sparse(t for _, t in tensors)
+            if not sparse:
+                if target is not None:
+                    before = (target.detach().clone(), version_of(target))  # the input as it was, before the call changes it
+                # Buffers a call may update as it reads them (batch_norm's running statistics in training,
+                # written by its kernel with no version change): recorded as the call read them.
+                buffers = {id(t): t.detach().clone() for _, t in tensors if r.files.is_buffer(t) and t is not target}
+        finally:
+            r.busy -= 1
+        if sparse:
+            return self.unrecorded(func, name, args, kwargs)  # no storage to dump or follow
+        started = time.perf_counter()
+        r.busy += 1
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            r.busy -= 1
+        elapsed = (time.perf_counter() - started) * 1e3
+        outputs = [target] if target is not None else calls.tensors_in(result)
+        r.busy += 1
+        try:
+            if not outputs or not all(storable(t) or t.is_complex() for t in outputs):
+                return result  # quantized: not a layer
+            if calls.sparse(outputs):
+                self.skip(func, name)
+                return result
+            # A factory (zeros, arange, rand) is a layer without inputs, so that what it makes has a
+            # producer: an input without one is data the run was given, compared bit for bit.
+            if target is None and tensors and r.sources.pass_through(name, tensors, outputs, call_text(name, args, kwargs)):
+                return result
+            if any(t.is_complex() for t in outputs) or (r.record_inputs and any(t.is_complex() for _, t in tensors)):
+                self.skip(func, name)  # no dtype of parity's holds it: named, not written
+                return result
+            self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed, buffers)
+        finally:
+            r.busy -= 1
+        return result
+
+    def unrecorded(self, func, name, args, kwargs):
+        """Runs a call the dump cannot hold, as the model would without the recorder, and names it."""
+        r = self.recorder
+        r.busy += 1
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            r.busy -= 1
+        self.skip(func, name)
+        return result
+
+    def attribute_or_rows(self, func, name, args, kwargs):
+        """x.T, x.mT, x.data (a tensor attribute) and `for row in x` / `i, j = x.T` (rows): views
+        of x that keep its producer."""
+        r = self.recorder
+        r.busy += 1
+        try:
+            result = func(*args, **kwargs)
+            items = list(result) if name == "__iter__" else [result]
+            outputs = [t for t in items if torch.is_tensor(t)]
+            tensors, _ = calls.arguments(args, kwargs)
+            if outputs and tensors and not calls.sparse(outputs + [t for _, t in tensors]):  # a sparse view: no storage
+                r.sources.pass_through(name, tensors, outputs, call_text(name, args, kwargs))
+        finally:
+            r.busy -= 1
+        return iter(items) if name == "__iter__" else result
+
+    def record_function(self, func, name, args, kwargs, tensors, others, outputs, target, before, elapsed, updated=None):
+        r = self.recorder
+        known = ops.known_function(name, args, kwargs, in_place=target is not None) if name != "__setitem__" else None
+        if known is not None:
+            op, line, inputs, short = known.op, known.line, known.inputs, known.op
+        else:
+            op = torch_calls.torch_name(func)
+            line = ops.values_only_line(op, tensors, others)
+            inputs, short = tensors, short_name(name)
+        layer = r.names.new_layer(op, line, r.names.frame(), short)
+        layer.time_ms = elapsed
+        if r.record_inputs:
+            for role, t in inputs:
+                if target is not None and t is target:
+                    layer.inputs.append(r.files.input_entry(layer, role, before[0], like=target, version=before[1]))
+                elif updated and id(t) in updated:
+                    layer.inputs.append(r.files.input_entry(layer, role, updated[id(t)], like=t, fresh=True))
+                else:
+                    layer.inputs.append(r.files.input_entry(layer, role, t))
+        if target is not None:  # views of it made before now no longer show what the chain gives
+            r.sources.wrote_into(target)
+        r.files.record_outputs(layer, outputs)
+        if target is not None:
+            r.sources.last_write_by(target)

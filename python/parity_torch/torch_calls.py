@@ -1,0 +1,75 @@
+"""What parity knows of each torch call by its name: the table torch_calls.tsv (beside this file,
+and built into parity, so a name cannot mean one thing in Python and another in C++), and how a
+call's name is read."""
+import os
+
+
+def _table():
+    """torch_calls.tsv beside this file: what parity knows of each torch call, read by compare too."""
+    rows = {}
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_calls.tsv")) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name, _aten, _bound, _dtype, flags = line.rstrip("\n").split("\t")
+                rows[name] = set(flags.split(",")) - {"-"}
+    return rows
+
+
+TORCH_CALLS = _table()
+
+
+def _flagged(flag):
+    return {name for name, flags in TORCH_CALLS.items() if flag in flags}
+
+
+# Calls whose result is its input's values as they are (a copy, a move between devices): the result
+# keeps its producer, so a consumer's input still points at the producer's output.
+SAME_VALUES = _flagged("copy")
+
+# Casts: in a dump written in one float dtype (dump(..., dtype=torch.float32)) a cast between floats is
+# a copy, and one run may have a cast the other lacks (a float64 run's `.float()`, a half run's
+# `.half()`). They keep their producer, the consumer's input marked derived (its own values).
+FLOAT_CASTS = _flagged("cast")
+
+# Calls that are never layers: metadata, conversions to Python values, and parity_torch's own reads;
+# among them the reads of a tensor's values into Python numbers.
+NOT_LAYERS = _flagged("metadata")
+PYTHON_READS = _flagged("python_read")
+
+# Python functions of torch.nn.functional that LibTorch cannot run as one call: they are opened, so
+# the calls they make (upsample_bilinear2d, linear, bmm, softmax, dropout in eval) are the layers, each
+# of which the judge runs again. A call parity has an op for (nearest interpolate) stays that op.
+COMPOSITES = _flagged("composite")
+
+
+# Operators by their dunder names: the function each computes, whichever operand comes first (those
+# ops.known_function has an op for; any other dunder is read by its own name).
+_OPERATORS = {"__add__": "add", "__radd__": "add", "__gt__": "gt"}
+
+
+def function_name(name, in_place=False):
+    """The function a call's name (as torch reports it) computes: an operator is its function
+    (`__add__`, `__radd__`: add), an augmented assignment the function it applies (`x += y`'s
+    `__iadd__`: add), and, when the call writes into its tensor, an in-place method the function
+    it applies in place (`add_`: add). The one reading of such names in Python."""
+    if name.startswith("__i"):
+        return name[3:-2]
+    if in_place:
+        return name.rstrip("_")
+    return _OPERATORS.get(name, name)
+
+
+def torch_name(func):
+    """`torch.<name>` for a function, `torch.Tensor.<name>` for a method, `torchvision.<name>` for an op."""
+    name = getattr(func, "__name__", str(func))
+    qual = getattr(func, "__qualname__", name)
+    module = getattr(func, "__module__", None) or ""
+    if qual.startswith("_TensorBase.") or qual.startswith("Tensor."):
+        return "torch.Tensor." + name
+    if module.startswith("torchvision"):
+        return "torchvision.ops." + name
+    if module.startswith("torch._ops."):
+        return module[len("torch._ops."):] + "." + name
+    if module.startswith("torch.nn.functional") or module.startswith("torch._C._nn"):
+        return "torch.nn.functional." + name
+    return "torch." + name
