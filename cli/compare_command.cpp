@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -130,9 +131,24 @@ const Backend& flag_backend(const std::string& flag, const std::string& name) {
   return *be;
 }
 
+// A report file's place, checked before any dump is read: its folder exists and takes files,
+// and the path is no folder itself. Otherwise the table would print and the verdict's exit code
+// be lost to the write's error.
+void check_output_path(const char* flag, const std::string& path) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  const fs::path folder = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(folder, ec)) throw Error(std::string(flag) + " " + path + ": folder " + folder.string() + " does not exist");
+  if (fs::is_directory(p, ec)) throw Error(std::string(flag) + " " + path + ": is a folder, not a file");
+  if (::access(folder.c_str(), W_OK) != 0) throw Error(std::string(flag) + " " + path + ": folder " + folder.string() + " is not writable");
+}
+
 // Everything the flags decide, checked before any dump is read: a usage error comes first, not
 // after minutes of reading a batch-32 dump.
 CompareOptions compare_options(const Options& o) {
+  check_output_path("--json", o.json), check_output_path("--csv", o.csv), check_output_path("--html", o.html);
   CompareOptions co;
   if ((o.atol >= 0) != (o.rtol >= 0)) throw Error("--atol and --rtol go together");
   if (o.atol >= 0 && !o.tol_file.empty()) throw Error("give --atol/--rtol or --tol-file, not both");
@@ -315,9 +331,11 @@ int bisect(const Options& o) {
   return code;
 }
 
-void common_flags(CLI::App* app, Options& o) {
-  app->add_option("dump_a", o.a, "dump A (a folder, or an .npy file), the expected side")->required();
-  app->add_option("dump_b", o.b, "dump B (a folder, or an .npy file), the side under test")->required();
+// `npy`: compare also takes two .npy files; bisect takes dumps only.
+void common_flags(CLI::App* app, Options& o, bool npy) {
+  const std::string what = npy ? " (a folder holding manifest.json, or an .npy file)" : " (a folder holding manifest.json)";
+  app->add_option("dump_a", o.a, "dump A" + what + ", the expected side")->required();
+  app->add_option("dump_b", o.b, "dump B" + what + ", the side under test")->required();
   app->add_option("--atol", o.atol, "absolute tolerance for float outputs (with --rtol)")->check(at_least(0));
   app->add_option("--rtol", o.rtol, "relative tolerance for float outputs (with --atol)")->check(at_least(0));
   app->add_option("--tol-file", o.tol_file, "JSON {\"<layer or op regex>\": {\"atol\": X, \"rtol\": Y}}");
@@ -346,7 +364,7 @@ Command add_compare_command(CLI::App& parent) {
   auto o = std::make_shared<Options>();
   CLI::App* app = parent.add_subcommand(
       "compare", "Compare two dumps layer by layer: structure first, then values under the tolerance policy; or two .npy tensors");
-  common_flags(app, *o);
+  common_flags(app, *o, true);
   const auto load_plugins = add_backend_plugin_flag(app);
   app->add_option("--csv", o->csv, "write one row per output tensor as CSV");
   app->add_flag("--all", o->all, "also one row per output of multi-output layers");
@@ -363,7 +381,7 @@ Command add_compare_command(CLI::App& parent) {
       "fp16, bf16); the bits column is the effective mantissa precision of the error (conv2d: each side's own).\n"
       "An output beyond tolerance is re-run by the judge on each side's own inputs: a side that\n"
       "does not match it is defective there (an origin); both matching means the difference is explained by the\n"
-      "inputs (PASSED, or FAILED as propagated when an origin lies upstream). nms and argsort pass any valid answer\n"
+      "inputs (PASSED, explained; or PROPAGATED when an origin lies upstream). nms and argsort pass any valid answer\n"
       "(score ties, IoUs within 1e-5 of the threshold). Every tensor's hash is computed from its bytes.\n") +
       kExitCodeFooter);
   return {app, [o, load_plugins] {
@@ -377,7 +395,7 @@ Command add_bisect_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "bisect", "Name the first layer where two dumps part ways: the first layer whose output, on either side, is not what "
                 "the judge computes from that side's own inputs; later failures are propagated from it");
-  common_flags(app, *o);
+  common_flags(app, *o, false);
   const auto load_plugins = add_backend_plugin_flag(app);
   app->add_option("--rerun", o->rerun, "run the origin layer again on this backend with each side's inputs and judge it");
   app->footer(kExitCodeFooter);

@@ -407,7 +407,7 @@ Command add_diff_report_command(CLI::App& parent) {
   app->add_flag("--all", opts->all, "also list the layers that did not change");
   app->footer(
       "Layers pair by name and occurrence. A layer is worse when its state got worse (PASSED < MISTRUSTED,\n"
-      "SKIPPED, UNSUPPORTED < UNCHECKED < FAILED < FAILED*, an origin), or, in the same state, when its\n"
+      "SKIPPED, UNSUPPORTED < UNCHECKED < PROPAGATED or FAILED < FAILED*, an origin), or, in the same state, when its\n"
       "err/tol grew by more than a factor of --threshold; better the other way round.\n"
       "err/tol is |A - B| / tolerance at the layer's worst element (the one furthest beyond its tolerance),\n"
       "the largest over its outputs: unlike max abs or max rel it says how far from failing a layer is, on\n"

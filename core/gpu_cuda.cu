@@ -17,7 +17,11 @@ GpuStatus query() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    s.reason = std::string("no usable GPU: ") + cudaGetErrorString(err);
+    // Without an NVIDIA driver, CUDA says "CUDA driver version is insufficient for CUDA runtime
+    // version", which reads as "upgrade your driver" on a machine that has no GPU at all.
+    s.reason = err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice
+                   ? std::string("no NVIDIA GPU or driver found")
+                   : std::string("no usable GPU: ") + cudaGetErrorString(err);
     cudaGetLastError();  // clear the sticky error so later CUDA calls start clean
     return s;
   }

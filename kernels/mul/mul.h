@@ -1,6 +1,6 @@
 #pragma once
 // mul as torch.mul of two tensors of the same shape; no broadcasting. float32, float64, int32,
-// int64. (Added as the worked example of "Adding an op" in the README: this folder and one line
+// int64. (Added as the worked example of "Adding an op" in docs/EXTENDING.md: this folder and one line
 // in kernels/registry.cpp are the whole change.)
 // Line: mul x=SHAPE [dtype=D]   (inputs x and y, both of shape x)
 #include "kernels/elementwise_params.h"

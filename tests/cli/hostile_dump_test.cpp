@@ -1,6 +1,6 @@
 // A corpus of hostile dumps, built here (a FIFO or a link cannot be checked in), through the
 // binary: each is refused with exit 3 and one line naming what is wrong, at once (a FIFO is never
-// waited on, /dev/zero never read), or compared with its names shown escaped. README, "Hardening".
+// waited on, /dev/zero never read), or compared with its names shown escaped. docs/HARDENING.md.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// An example backend plugin, the model for a user's own (README, "Adding a backend"): backend
+// An example backend plugin, the model for a user's own (docs/EXTENDING.md, "Adding a backend"): backend
 // `example` with one op, silu, computed in the input's own precision (float32 arithmetic for a
 // float32 tensor, where the reference works in float64 and rounds once), so `parity replay
 // --backend-plugin libparity_example_backend.so --vs example` checks a real, if tiny, kernel.
