@@ -26,6 +26,7 @@ struct Options {
   std::string model = "yolov5s";
   int64_t img = 640, batch = 1;
   std::string op, filter, json, cases_file;
+  HalfType dtype = HalfType::None;
   BenchOptions bench;
 };
 
@@ -65,6 +66,9 @@ int run_bench(const Options& o) {
   const std::vector<Case> all = o.cases_file.empty() ? yolov5_forward(yolov5_variant(o.model), o.img, o.batch) : read_case_file(o.cases_file);
   for (const Case& c : all) {
     if ((o.op.empty() || op_name_of(c.line) == o.op) && std::regex_search(c.name, filter)) cases.push_back(c);
+  }
+  if (o.dtype != HalfType::None) {
+    for (Case& c : cases) c.line = with_half(c.line, o.dtype);  // --dtype: the same cases in a half type
   }
   if (cases.empty()) throw Error("no case of " + o.model + " matches --op '" + o.op + "' and --filter '" + o.filter + "'");
 
@@ -171,8 +175,9 @@ Command add_bench_command(CLI::App& parent) {
   app->add_option("--repeat", o->bench.repeat, "timed runs per case (median reported)")->capture_default_str();
   app->add_option("--warmup", o->bench.warmup, "untimed runs per case first")->capture_default_str();
   app->add_option("--seed", o->bench.seed, "seed of the inputs")->capture_default_str();
+  add_dtype_flag(app, o->dtype);
   app->add_option("--json", o->json, "also write the rows and totals to this JSON file");
-  app->footer("Threads: PARITY_NUM_THREADS (default all cores) for parity, OpenBLAS and LibTorch alike.");
+  app->footer("Threads: PARITY_NUM_THREADS (default all cores) for parity and LibTorch (OpenBLAS, used by the reference conv2d, runs on one thread per parity thread).");
   return {app, [o, load_plugins] {
             load_plugins();
             return run_bench(*o);

@@ -53,6 +53,15 @@ inline std::vector<std::string> backend_notes(const std::vector<std::string>& ba
   return notes;
 }
 
+// --dtype fp32|fp16|bf16: the precision every float32 case or layer runs in (kernels/call.h,
+// `precision=`), for the commands that run ops.
+inline void add_dtype_flag(CLI::App* app, HalfType& dtype) {
+  app->add_option_function<std::string>(
+      "--dtype", [&dtype](const std::string& d) { dtype = half_from_name(d); },
+      "fp32 (default), fp16 or bf16: run every float32 op in that type (inputs and weights rounded to it, each backend's own half "
+      "kernels, outputs in it; the lines say precision=, the judge follows). Values travel as float32 holding the type's values");
+}
+
 // --backend-plugin FILE, repeatable, for every command that takes a backend by name: a shared
 // library that registers more backends (kernels/backend.h, "Plugins"). Returns what the command
 // calls first when it runs, before any backend is looked up: it loads each file in order, and a
@@ -60,7 +69,7 @@ inline std::vector<std::string> backend_notes(const std::vector<std::string>& ba
 inline std::function<void()> add_backend_plugin_flag(CLI::App* app) {
   auto files = std::make_shared<std::vector<std::string>>();
   app->add_option("--backend-plugin", *files,
-                  "load a shared library that registers more backends (README, \"Adding a backend\"); repeatable")
+                  "load a shared library that registers more backends (docs/EXTENDING.md, \"Backend plugins\"); repeatable")
       ->type_name("FILE")
       ->allow_extra_args(false);  // one file per flag: a positional after it stays positional
   return [files] {

@@ -34,6 +34,7 @@ bool looks_like_a_dump(const std::string& dir) {
 struct Options {
   std::string cases_file, case_line, filter, shard, json, dump, inputs;
   bool force = false;
+  HalfType dtype = HalfType::None;
   ReplayOptions replay;
 };
 
@@ -64,6 +65,9 @@ int run_replay(const Options& o) {
   } else {
     all = read_case_file(o.cases_file);
   }
+  if (o.dtype != HalfType::None) {
+    for (Case& c : all) c.line = with_half(c.line, o.dtype);  // the same cases in another type
+  }
   const std::regex filter(o.filter.empty() ? ".*" : o.filter);
   const auto [shard_i, shard_n] = o.shard.empty() ? std::pair<int64_t, int64_t>{0, 1} : parse_shard(o.shard);
   std::vector<Case> cases;
@@ -90,8 +94,13 @@ int run_replay(const Options& o) {
   std::unique_ptr<DumpWriter> dump_a, dump_b;
   if (!o.dump.empty()) {
     const std::string model = o.cases_file.empty() ? "--case" : o.cases_file;
-    dump_a = std::make_unique<DumpWriter>(o.dump + "/a", DumpInfo{model, o.replay.backend_a, device_of(o.replay.backend_a), o.replay.seed}, o.force);
-    dump_b = std::make_unique<DumpWriter>(o.dump + "/b", DumpInfo{model, o.replay.backend_b, device_of(o.replay.backend_b), o.replay.seed}, o.force);
+    const auto info = [&](const std::string& backend_name) {
+      DumpInfo i{model, backend_name, device_of(backend_name), o.replay.seed};
+      if (o.dtype != HalfType::None) i.run.precision = half_name(o.dtype);
+      return i;
+    };
+    dump_a = std::make_unique<DumpWriter>(o.dump + "/a", info(o.replay.backend_a), o.force);
+    dump_b = std::make_unique<DumpWriter>(o.dump + "/b", info(o.replay.backend_b), o.force);
   }
 
   const std::string precision_flag =
@@ -139,17 +148,17 @@ int run_replay(const Options& o) {
   const int checked = counts[int(State::Passed)] + counts[int(State::Failed)] + counts[int(State::Mistrusted)] +
                       counts[int(State::Unchecked)];
   fmt::print("{}: {} cases: {} passed ({} explained by the judge), {} failed, {} mistrusted, {} unchecked, {} skipped, {} unsupported "
-             "({} vs {}, judge {}, precision {}, seed {})\n",
+             "({} vs {}, judge {}, precision {}, dtype {}, seed {})\n",
              source, cases.size(), counts[int(State::Passed)], explained, counts[int(State::Failed)], counts[int(State::Mistrusted)],
              counts[int(State::Unchecked)], counts[int(State::Skipped)], counts[int(State::Unsupported)], o.replay.backend_a,
-             o.replay.backend_b, o.replay.judge, precision_profile(o.replay.precision).name, o.replay.seed);
+             o.replay.backend_b, o.replay.judge, precision_profile(o.replay.precision).name, half_name(o.dtype), o.replay.seed);
   if (checked == 0) {
     fmt::print("NOTHING CHECKED: every case was skipped or unsupported{}\n",
                counts[int(State::Skipped)] ? " (" + skipped_reason + ")" : std::string());
   }
   if (!o.json.empty()) {
     nlohmann::json j = {{"source", source}, {"backend_a", o.replay.backend_a}, {"backend_b", o.replay.backend_b},
-                        {"judge", o.replay.judge}, {"precision", precision_profile(o.replay.precision).name}, {"seed", o.replay.seed}, {"rows", rows},
+                        {"judge", o.replay.judge}, {"precision", precision_profile(o.replay.precision).name}, {"dtype", half_name(o.dtype)}, {"seed", o.replay.seed}, {"rows", rows},
                         {"summary", {{"passed", counts[int(State::Passed)]}, {"explained", explained},
                                      {"failed", counts[int(State::Failed)]}, {"mistrusted", counts[int(State::Mistrusted)]},
                                      {"unchecked", counts[int(State::Unchecked)]}, {"skipped", counts[int(State::Skipped)]},
@@ -175,6 +184,7 @@ Command add_replay_command(CLI::App& parent) {
   app->add_option_function<std::string>(
          "--precision", [o](const std::string& p) { o->replay.precision = parse_precision(p); },
          "judge float outputs against fp32 (default), tf32, fp16 or bf16 arithmetic (docs/DESIGN.md, \"Precision\")");
+  add_dtype_flag(app, o->dtype);
   app->add_option("--seed", o->replay.seed, "seed of the inputs")->capture_default_str();
   app->add_option("--filter", o->filter, "only cases whose 'name line' matches this regular expression");
   app->add_option("--shard", o->shard, "i/n: only cases whose index modulo n is i (0-based)");

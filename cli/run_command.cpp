@@ -43,6 +43,7 @@ Command add_run_command(CLI::App& parent) {
   app->add_option("--img", o->img, "image size, a multiple of 32")->capture_default_str();
   app->add_option("--batch", o->batch, "batch size")->capture_default_str();
   app->add_option("--seed", o->seed, "seed of the weights and the input")->capture_default_str();
+  add_dtype_flag(app, o->dtype);
   app->add_option("--weights", o->weights,
                   "a folder of <state_dict key>.npy (BatchNorm folded) or a TorchScript archive; default: seeded");
   app->add_option("--input", o->input, "the image batch as .npy, float32 [batch, 3, img, img]; default: seeded in [0, 1)");

@@ -191,10 +191,11 @@ std::string dtype_identity(const std::string& value) {
 // A call's identity: a known op's canonical line; for an op parity does not know, its words with
 // the fields sorted, one space apart (another tool may write the same call's fields in any order
 // and spacing), without the fields that place tensors (placement_field), and with any floating
-// dtype as one word (dtype_identity). Two correct runs on two devices or in two precisions name
-// the same calls.
+// dtype as one word (dtype_identity); a known op's line without its precision= (a half run's op
+// that one backend ran in float32 for want of a half kernel). Two correct runs on two devices or
+// in two precisions name the same calls.
 std::string canonical_call(const std::string& line) {
-  if (is_known_op(op_name_of(line))) return canonical_line(line);
+  if (is_known_op(op_name_of(line))) return with_half(canonical_line(line), HalfType::None);
   std::istringstream in(line);
   std::string op, word;
   in >> op;
@@ -286,7 +287,7 @@ std::vector<AlignedLayer> alignment_of(const Dump& d, const std::vector<std::str
 std::vector<std::string> canonical_calls(const Dump& d) {
   std::vector<std::string> out;
   out.reserve(d.layers.size());
-  for (const DumpLayer& l : d.layers) out.push_back(l.call ? l.call->line() : canonical_call(l.line));
+  for (const DumpLayer& l : d.layers) out.push_back(l.call ? with_half(l.call->line(), HalfType::None) : canonical_call(l.line));
   return out;
 }
 

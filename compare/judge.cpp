@@ -351,6 +351,12 @@ class LayerJudge {
   // --precision, made coarser by the outputs' dtypes: a float16 dump is judged as fp16.
   void choose_profile() {
     v_.profile = o_.precision;
+    // A half-precision call (precision=fp16|bf16 on its line) is judged at that precision,
+    // though its values travel as float32.
+    for (const ReadCall* r : {&call_a_, &call_b_}) {
+      if (!r->call || r->call->half() == HalfType::None) continue;
+      v_.profile = coarser(v_.profile, r->call->half() == HalfType::Fp16 ? Precision::Fp16 : Precision::Bf16);
+    }
     for (const LayerSide* s : {&a_, &b_}) {
       for (const Tensor& t : s->outputs) {
         if (is_floating(t.dtype())) v_.profile = coarser(v_.profile, precision_of(t.dtype()));

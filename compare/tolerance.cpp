@@ -55,7 +55,7 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
       return std::isfinite(b) ? b : 0.0;
     };
   } else if (op.extra_atol) {
-    t.atol = std::max(t.atol, op.extra_atol(call));
+    t.atol = std::max(t.atol, op.extra_atol(call, profile.u_out()));
   }
   return t;
 }

@@ -48,6 +48,9 @@ void Error::render() {
   if (!shape_.empty()) line_ += " (shape " + shape_ + ")";
 }
 
+Unsupported::Unsupported(std::string message) : Error(std::move(message)) {}
+Unsupported::~Unsupported() = default;
+
 std::string errno_text(int err) { return std::strerror(err); }
 
 }  // namespace parity

@@ -32,6 +32,14 @@ class Error : public std::exception {
   std::string message_, file_, layer_, shape_, line_;
 };
 
+// A backend that has no kernel for a call (LibTorch's CPU lacks float16 convolution; parity's CUDA
+// kernels are float32 only): the case is UNSUPPORTED on it, not a failure of what it has.
+class Unsupported : public Error {
+ public:
+  explicit Unsupported(std::string message);
+  ~Unsupported() override;  // defined in error.cpp: one type across the plugin boundary
+};
+
 // errno as text, for I/O errors ("No space left on device").
 std::string errno_text(int err);
 

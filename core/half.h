@@ -78,4 +78,17 @@ inline float round_mantissa(float f, int bits) {
   return bits_float(u);
 }
 
+// The reduced precisions a call can run in (`precision=fp16|bf16` on its line, kernels/call.h).
+// Their values travel in float32 tensors holding exactly the values of that type, so dumps stay
+// readable by numpy and torch and every float32 path reads them (docs/COMMANDS.md, "Half precision").
+enum class HalfType : uint8_t { None, Fp16, Bf16 };
+
+// `f` rounded to nearest even in `h` (binary16's range: beyond 65504 is Inf; bfloat16 keeps
+// float32's exponent range), as a float32.
+inline float round_to(float f, HalfType h) {
+  if (h == HalfType::Fp16) return half_to_float(float_to_half(f));
+  if (h == HalfType::Bf16) return round_mantissa(f, 7);
+  return f;
+}
+
 }  // namespace parity

@@ -12,8 +12,20 @@
 #include <ATen/Context.h>
 #include <torch/version.h>
 
+// Each op runs in its call's precision: a half call's tensors reach LibTorch as float16 or
+// bfloat16 (AtenHalfScope), so its own half kernels run, or it says it has none.
 extern "C" __attribute__((visibility("default"))) const std::map<std::string, parity::OpFn>* parity_aten_ops() {
-  return &parity::aten_table(parity::AtenTable::Op);
+  static const std::map<std::string, parity::OpFn> ops = [] {
+    std::map<std::string, parity::OpFn> m;
+    for (const auto& [name, fn] : parity::aten_table(parity::AtenTable::Op)) {
+      m[name] = [fn = fn](const parity::Call& call, const std::vector<parity::Tensor>& in) {
+        const parity::AtenHalfScope half(call.half());
+        return fn(call, in);
+      };
+    }
+    return m;
+  }();
+  return &ops;
 }
 
 // What the plugin says about its implementation of `op` (nms: torchvision's or the composed

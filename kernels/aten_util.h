@@ -25,6 +25,20 @@ class AtenDeviceScope {
   at::Device saved_;
 };
 
+// The precision the _aten.cpp ops run in on this thread: a half-precision call (kernels/call.h)
+// sets it around the op (parity_aten_ops), so to_aten hands LibTorch float16 or bfloat16 tensors
+// and LibTorch runs its own half kernels; from_aten widens their results back to float32.
+class AtenHalfScope {
+ public:
+  explicit AtenHalfScope(HalfType h);
+  ~AtenHalfScope();
+  AtenHalfScope(const AtenHalfScope&) = delete;
+  AtenHalfScope& operator=(const AtenHalfScope&) = delete;
+
+ private:
+  HalfType saved_;
+};
+
 // On the CPU: a zero-copy at::Tensor over t's bytes, which ATen ops read and never write. On the
 // GPU: a device copy of them.
 at::Tensor to_aten(const Tensor& t);

@@ -47,7 +47,20 @@ std::vector<Tensor> OpTableBackend::run(const Call& call, const std::vector<Tens
   }
   const auto it = ops_.find(call.op());
   if (it == ops_.end()) throw Error("backend " + name_ + " has no " + call.op() + " implementation");
-  return it->second(call, inputs);
+  std::vector<Tensor> out = it->second(call, inputs);
+  round_floats(out, call.half());
+  return out;
+}
+
+void round_floats(std::vector<Tensor>& tensors, HalfType h) {
+  if (h == HalfType::None) return;
+  for (Tensor& t : tensors) {
+    if (t.dtype() != DType::Float32) continue;
+    Tensor r = t.clone();  // outputs may be views of a mapping or of an input: never written through
+    float* v = r.mutable_data<float>();
+    for (int64_t i = 0; i < r.numel(); ++i) v[i] = round_to(v[i], h);
+    t = std::move(r);
+  }
 }
 
 namespace {

@@ -24,6 +24,10 @@ namespace parity {
 // Throws parity::Error naming the op and the tensor when `inputs` do not match `specs`.
 void check_inputs(std::string_view op, const std::vector<TensorSpec>& specs, const std::vector<Tensor>& inputs);
 
+// Float32 tensors rounded to `h` (a half-precision call's inputs and outputs: kernels/call.h);
+// other dtypes as they are. Nothing for HalfType::None.
+void round_floats(std::vector<Tensor>& tensors, HalfType h);
+
 // An op implementation as the registry stores it: the call and its inputs in, outputs out.
 using OpFn = std::function<std::vector<Tensor>(const Call& call, const std::vector<Tensor>& inputs)>;
 

@@ -38,6 +38,10 @@ class Call {
   const std::string& op() const;
   const std::string& line() const { return line_; }  // canonical
   const std::vector<TensorSpec>& inputs() const { return inputs_; }
+  // `precision=fp16|bf16` on the line: the call runs in that type. Its float32 inputs hold values
+  // of it, and every backend's float32 outputs are rounded to it (the reference once, from its
+  // float64 result; LibTorch runs its own half kernels). None for a float32 call.
+  HalfType half() const { return half_; }
   // The params struct; throws parity::Error when P is not this op's.
   template <typename P> const P& params() const {
     if (type_ != std::type_index(typeid(P))) throw Error(line_ + ": not a " + P::kName + " call");
@@ -58,6 +62,14 @@ class Call {
   std::type_index type_ = typeid(void);
   std::string line_;
   std::vector<TensorSpec> inputs_;
+  HalfType half_ = HalfType::None;
 };
+
+// "fp16", "bf16" (and "fp32" for none), as `precision=` and --dtype spell them.
+const char* half_name(HalfType h);
+// Throws parity::Error naming the accepted spellings.
+HalfType half_from_name(std::string_view name);
+// `line` with `precision=<h>` (none for HalfType::None): the call in another precision.
+std::string with_half(std::string_view line, HalfType h);
 
 }  // namespace parity

@@ -77,9 +77,10 @@ struct OpTraits {
   // Output 0 as dot products (conv2d), bound to the inputs; empty: no output is one. Its
   // tolerance and precision test need the call's inputs.
   std::function<DotProducts(const Call& call, const std::vector<Tensor>& inputs)> dot_products;
-  // An absolute error a correct float32 kernel may make beyond the dtype's atol (detect_decode
-  // scales grid-magnitude values by its stride); empty: none.
-  std::function<double(const Call& call)> extra_atol;
+  // An absolute error a correct kernel may make beyond the dtype's atol, given the unit roundoff
+  // of the precision it is judged at (detect_decode rounds values up to 2 on the way and scales
+  // them by its stride); empty: none.
+  std::function<double(const Call& call, double unit_roundoff)> extra_atol;
   // Output 0 when it differs from the judge's and has its dtype and rank (its length may differ:
   // an NMS keep list): whether it is a correct answer too, from the inputs; empty: only the
   // judge's answer is correct.

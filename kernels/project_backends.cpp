@@ -1,6 +1,7 @@
 // The project's own backends, `ref` and `cuda`: one entry per op of op_table(), from the ref and
 // cuda fields its folder gives (kernels/op_traits.h). Registered here rather than in backend.cpp
 // so that the registry knows no backend by name.
+#include "core/error.h"
 #include "core/gpu.h"
 #include "kernels/backend.h"
 #include "kernels/op_traits.h"
@@ -8,6 +9,18 @@
 namespace parity {
 
 namespace {
+
+// The project's CUDA kernels load and store float32: a half-precision call is refused by name
+// rather than run in float32 and rounded, which would not be the half kernel it claims to check.
+OpFn float32_only(const std::string& op, OpFn fn) {
+  return [op, fn](const Call& call, const std::vector<Tensor>& in) {
+    if (call.half() != HalfType::None) {
+      throw Unsupported(std::string("cuda has no ") + half_name(call.half()) + " " + op +
+                  " kernel (parity's CUDA kernels are float32): run it on aten:cuda, or compare ref against aten:cuda");
+    }
+    return fn(call, in);
+  };
+}
 
 // Ranks 0 and 20: backend_names() lists ref, aten (10), cuda, then the aten:cuda ones.
 const BackendRegistrar kRef(
@@ -31,7 +44,7 @@ const BackendRegistrar kCuda(
         return s.available ? std::string() : s.reason;
       });
       for (const OpTraits& t : op_table()) {
-        if (t.cuda) b->add(t.name, t.cuda);
+        if (t.cuda) b->add(t.name, float32_only(t.name, t.cuda));
       }
       return b;
     },

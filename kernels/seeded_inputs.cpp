@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/rng.h"
+#include "kernels/backend.h"
 #include "kernels/op_traits.h"
 
 namespace parity {
@@ -37,11 +38,16 @@ std::vector<Tensor> seeded(const Call& call, std::string_view key, uint64_t seed
 }  // namespace
 
 std::vector<Tensor> seeded_inputs(std::string_view line, uint64_t seed, double density, std::optional<SeedRange> range) {
-  return seeded(Call(line), line, seed, density, range);
+  return seeded_inputs(Call(line), line, seed, density, range);
 }
 
+// A half call's inputs are its float32 twin's, rounded to its type: the streams are keyed by the
+// line without `precision=`, so fp32, fp16 and bf16 replays of a case start from the same values.
 std::vector<Tensor> seeded_inputs(const Call& call, std::string_view line, uint64_t seed, double density, std::optional<SeedRange> range) {
-  return seeded(call, line, seed, density, range);
+  const std::string key = line.find("precision=") == std::string_view::npos ? std::string(line) : with_half(line, HalfType::None);
+  std::vector<Tensor> in = seeded(call, key, seed, density, range);
+  round_floats(in, call.half());
+  return in;
 }
 
 }  // namespace parity

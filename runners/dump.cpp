@@ -123,6 +123,7 @@ nlohmann::json run_json(const DumpInfo& info) {
   for (const auto& [key, value] : texts) {
     if (!value.empty()) j[key] = value;
   }
+  if (!r.precision.empty()) j["precision"] = r.precision;
   return j;
 }
 }  // namespace

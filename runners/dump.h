@@ -31,6 +31,7 @@ struct DumpRun {
   std::optional<int64_t> img, batch;
   std::string weights, weights_digest;  // "seeded" or the weights path; chained_content_hash
   std::string input, input_digest;      // "seeded" or the input .npy path; content_hash
+  std::string precision;                 // "fp16" or "bf16" for a --dtype run (compare's --precision auto reads it); empty: fp32
 };
 
 struct DumpInfo {

@@ -3,7 +3,9 @@
 #include <sys/statvfs.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <set>
 #include <regex>
 
 #include "cases/yolov5.h"
@@ -25,21 +27,37 @@ namespace {
 // Runs one op on the backend, timing it and dumping it when its name matches.
 class LayerRunner {
  public:
-  LayerRunner(const Backend& b, DumpWriter* dump, const std::string& filter)
-      : backend_(b), dump_(dump), filter_(filter.empty() ? ".*" : filter) {}
+  LayerRunner(const Backend& b, DumpWriter* dump, const std::string& filter, HalfType dtype)
+      : backend_(b), dump_(dump), filter_(filter.empty() ? ".*" : filter), dtype_(dtype) {}
 
   struct In {
     Tensor t;
     std::string source;  // "<layer>:out0" it is or is derived from; empty for the image and weights
   };
 
-  Tensor run(const std::string& name, const Call& call, const std::vector<In>& in) {
+  Tensor run(const std::string& name, const Call& as_built, const std::vector<In>& in) {
+    const Call call = dtype_ == HalfType::None ? as_built : Call(with_half(as_built.line(), dtype_));
     std::vector<Tensor> ts;
     for (const In& i : in) ts.push_back(i.t);
+    // The host glue between post-processing layers computes in float32; a half run's layers take
+    // its results as values of their type, as val.py's glue in half makes them.
+    round_floats(ts, call.half());
     const Stopwatch watch;
     std::vector<Tensor> out;
+    const Call* ran = &call;
     try {
-      out = backend_.run(call, ts);
+      try {
+        out = backend_.run(call, ts);
+      } catch (const Unsupported& e) {
+        // No half kernel for it on this backend (LibTorch's CPU nms): it runs in float32 on the
+        // half values, and its line says so (no precision=), said once per op.
+        if (call.half() == HalfType::None) throw;
+        if (noted_.insert(call.op()).second) {
+          std::fprintf(stderr, "parity run: %s; %s layers run in float32 on this backend\n", e.what(), call.op().c_str());
+        }
+        ran = &as_built;
+        out = backend_.run(as_built, ts);
+      }
     } catch (Error& e) {
       e.layer(name);
       throw;
@@ -47,7 +65,11 @@ class LayerRunner {
     const double ms = watch.ms();
     total_ms += ms;
     ++layers;
-    if (dump_) record(name, call, ms, in, out);
+    if (dump_) {
+      std::vector<In> as_run = in;  // the inputs as the call took them (rounded in a half run)
+      for (size_t k = 0; k < as_run.size(); ++k) as_run[k].t = ts[k];
+      record(name, *ran, ms, as_run, out);
+    }
     return out[0];
   }
 
@@ -71,6 +93,8 @@ class LayerRunner {
   const Backend& backend_;
   DumpWriter* dump_;
   std::regex filter_;
+  HalfType dtype_;
+  std::set<std::string> noted_;  // ops said to run in float32
 };
 
 // Columns [c0, c1) of a 2-D float32 tensor.
@@ -170,7 +194,7 @@ DumpRun provenance_of(const RunOptions& o, const Weights& w, const Tensor& image
   std::vector<const Tensor*> weights;
   for (const auto& [key, t] : w) weights.push_back(&t);
   return {o.img, o.batch, o.weights.empty() ? "seeded" : o.weights, chained_content_hash(weights),
-          o.input.empty() ? "seeded" : o.input, content_hash(image)};
+          o.input.empty() ? "seeded" : o.input, content_hash(image), o.dtype == HalfType::None ? "" : half_name(o.dtype)};
 }
 
 int64_t free_bytes(const std::string& dir) {
@@ -209,7 +233,7 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
     }
   }
 
-  const Weights w = load_weights(variant, g, o.weights, o.seed);
+  Weights w = load_weights(variant, g, o.weights, o.seed);
   Tensor image(DType::Float32, g.input);
   if (o.input.empty()) {
     RngStream(o.seed, "input:" + o.model, 0).fill_uniform(image, 0, 1);  // YOLOv5 feeds pixels / 255
@@ -222,6 +246,16 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
     }
   }
 
+  if (o.dtype != HalfType::None) {  // a half run's weights and image are values of its type, as model.half() makes them
+    for (auto& [key, t] : w) {
+      std::vector<Tensor> one = {t};
+      round_floats(one, o.dtype);
+      t = one[0];
+    }
+    std::vector<Tensor> one = {image};
+    round_floats(one, o.dtype);
+    image = one[0];
+  }
   if (dump) dump->set_run(provenance_of(o, w, image));
 
   // A layer's output is kept until its last consumer has run.
@@ -234,7 +268,7 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
   last_use.back() = int64_t(g.nodes.size());
   std::vector<Tensor> values(g.nodes.size());
   be.begin_run();
-  LayerRunner run(be, dump.get(), o.layers);
+  LayerRunner run(be, dump.get(), o.layers, o.dtype);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const GraphNode& n = g.nodes[i];
     if (progress) progress(int64_t(i), int64_t(g.nodes.size()), n.name);

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/half.h"
+
 namespace parity {
 
 struct RunOptions {
@@ -26,6 +28,7 @@ struct RunOptions {
   bool force = false;       // overwrite a non-empty dump folder
   std::string layers;       // regular expression: only matching layers are dumped (all run)
   bool postprocess = true;
+  HalfType dtype = HalfType::None;  // --dtype: every layer's call in that type, weights and image rounded to it
 };
 
 struct RunResult {

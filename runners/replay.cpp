@@ -61,9 +61,17 @@ CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a
                                  : o.inputs_dir.empty() ? seeded_inputs(c, call, o.seed)
                                                         : inputs_from_folder(c.name, call, o.inputs_dir);
   std::vector<Tensor> out_a, out_b;
-  r.ms_a = run_timed(a, call, in, out_a);  // an error here is the case's own: it propagates
+  try {
+    r.ms_a = run_timed(a, call, in, out_a);  // another error here is the case's own: it propagates
+  } catch (const Unsupported& e) {  // no kernel for this call on A (a half type LibTorch's CPU lacks)
+    r.state = State::Unsupported, r.reason = e.what();
+    return r;
+  }
   try {
     r.ms_b = run_timed(b, call, in, out_b);
+  } catch (const Unsupported& e) {
+    r.state = State::Unsupported, r.reason = e.what();
+    return r;
   } catch (const Error& e) {
     r.state = State::Failed;
     r.structural = true;
