@@ -16,7 +16,7 @@
 #include "core/regular_file.h"
 #include "core/stats.h"
 #include "core/stopwatch.h"
-#include "kernels/aten_plugin.h"
+#include "kernels/aten/plugin.h"
 #include "kernels/backend.h"
 #include "kernels/op_traits.h"
 #include "kernels/torch_calls.h"
@@ -652,7 +652,7 @@ class LayerJudge {
   }
 
   // A call parity has no op for, as parity_torch records it (`torch.<name>`): where LibTorch can
-  // run it again from its line alone (kernels/aten_torch_dispatch.cpp), in float64 on the side's
+  // run it again from its line alone (kernels/aten/torch_dispatch.cpp), in float64 on the side's
   // own inputs, its outputs are judged against that within the bound the call's kind allows.
   // Otherwise `unchecked` and why LibTorch could not either.
   SideCheck torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
@@ -664,7 +664,7 @@ class LayerJudge {
     }
     if (!judged) {
       try {
-        judged = reinterpret_cast<AtenTorchCallFn>(aten_plugin_symbol("parity_aten_torch_call"))(s.line, inputs);
+        judged = aten_plugin().torch_call(s.line, inputs);
       } catch (const Error& e) {
         c.note = unchecked + ", and LibTorch cannot run it again here: " + e.what();
         return c;
@@ -697,7 +697,7 @@ class LayerJudge {
     if (judged.size() != 2 || !call || !call->tied) return "";
     const std::vector<Tensor> own = {whole_output(s, 0), whole_output(s, 1)};
     try {
-      const std::string why = reinterpret_cast<AtenTiedIndicesFn>(aten_plugin_symbol("parity_aten_tied_indices"))(s.line, inputs, own);
+      const std::string why = aten_plugin().tied_indices(s.line, inputs, own);
       checked = why.empty();
       return why;
     } catch (const Error&) {
@@ -729,7 +729,7 @@ class LayerJudge {
     if (d.state != State::Failed || d.structural) return d;
     std::vector<Tensor> moved;
     try {
-      const auto rounding = reinterpret_cast<AtenTorchCallRoundingFn>(aten_plugin_symbol("parity_aten_torch_call_rounding"));
+      const auto rounding = aten_plugin().torch_call_rounding;
       moved = rounding(s.line, inputs, judged.outputs);
     } catch (const Error&) {
       return d;  // no allowance: the judgement above stands

@@ -10,7 +10,7 @@
 #include "compare/judge.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
-#include "kernels/aten_plugin.h"
+#include "kernels/aten/plugin.h"
 #include "kernels/backend.h"
 #include "runners/dump.h"
 #include "runners/inputs.h"
@@ -51,7 +51,7 @@ void write_op_pack(const std::string& root, const std::string& op, const std::ve
   const std::string dir = root + "/" + op;
   DumpWriter dump(dir, DumpInfo{"golden:" + op, "expected", "cpu", 0}, false);
   json provenance = json::object();
-  const auto f64 = reinterpret_cast<AtenFloat64Fn>(aten_plugin_symbol("parity_aten_float64"));
+  const auto f64 = aten_plugin().float64;
   for (const std::string& text : lines) {
     const Case c = parse_case(text, "golden " + op);
     const std::vector<Tensor> in = seeded_inputs(c, 0);

@@ -6,7 +6,7 @@
 // listed always, usable when built with CUDA and a GPU is present), kernels/project_backends.cpp;
 // `aten` (the same op through LibTorch), `aten:cuda` and `aten:cuda-nocudnn` (LibTorch's CUDA
 // kernels, with or without cuDNN: usable when the LibTorch parity was built against has CUDA and
-// sees a GPU), kernels/aten_backends.cpp; and `faulty:<defect>[:<n>]`, the reference with a
+// sees a GPU), kernels/aten/backends.cpp; and `faulty:<defect>[:<n>]`, the reference with a
 // planted defect for testing the harness (kernels/faulty/faulty.h). A user's own backends come
 // from a plugin (`--backend-plugin lib.so`, "Plugins" below).
 #include <functional>

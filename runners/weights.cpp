@@ -9,7 +9,7 @@
 #include "core/npy.h"
 #include "core/rng.h"
 #include "core/stats.h"
-#include "kernels/aten_plugin.h"
+#include "kernels/aten/plugin.h"
 #include "kernels/backend.h"
 
 namespace parity {
@@ -117,7 +117,7 @@ Weights load_weights(const Yolov5Variant& v, const Graph& g, const std::string& 
     return checked(g, std::move(found), source);
   }
   if (!std::filesystem::exists(source, ec)) throw Error("no such weights file or folder").file(source);
-  const auto read = reinterpret_cast<AtenReadTorchscriptFn>(aten_plugin_symbol("parity_aten_read_torchscript"));
+  const auto read = aten_plugin().read_torchscript;
   return checked(g, read(source), source);
 }
 

@@ -1,7 +1,7 @@
 #include <ATen/ops/add.h>
 
 #include "kernels/add/add.h"
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 
 namespace parity {
 

@@ -1,6 +1,6 @@
 #include <ATen/ops/sort.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/argsort/argsort.h"
 
 namespace parity {

@@ -1,6 +1,6 @@
 #include <ATen/ops/cat.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/cat/cat.h"
 
 namespace parity {

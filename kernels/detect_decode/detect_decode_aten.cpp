@@ -9,7 +9,7 @@
 #include <ATen/ops/sub.h>
 #include <ATen/ops/tensor.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/detect_decode/detect_decode.h"
 
 namespace parity {

@@ -1,6 +1,6 @@
 #include <ATen/ops/index.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/index/index.h"
 
 namespace parity {

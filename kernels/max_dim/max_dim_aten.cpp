@@ -1,6 +1,6 @@
 #include <ATen/ops/max.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/max_dim/max_dim.h"
 
 namespace parity {

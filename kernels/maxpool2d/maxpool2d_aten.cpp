@@ -1,6 +1,6 @@
 #include <ATen/ops/max_pool2d.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/maxpool2d/maxpool2d.h"
 
 namespace parity {

@@ -2,7 +2,7 @@
 
 #include <ATen/ops/mul.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 
 namespace parity {
 

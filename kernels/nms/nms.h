@@ -138,4 +138,9 @@ OpFn nms_op(decltype(&nms_ref) fn);
 struct OpTraits;
 OpTraits nms_traits();
 
+// The aten plugin's entries for nms (kernels/aten/plugin.h, AtenPlugin::nms_kind, nms_composed),
+// defined in nms_aten.cpp.
+const char* aten_nms_kind();
+Tensor aten_nms_composed(const std::string& line, const std::vector<Tensor>& in);
+
 }  // namespace parity

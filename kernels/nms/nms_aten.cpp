@@ -18,7 +18,8 @@
 #include <optional>
 #include <string>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/plugin.h"
+#include "kernels/aten/util.h"
 #include "kernels/nms/nms.h"
 
 namespace parity {
@@ -114,13 +115,13 @@ PARITY_ATEN_NOTE(NmsParams, nms_aten_kind);
 }  // namespace parity
 
 // Which nms the aten backend runs: torchvision's, or the composed fallback and why.
-extern "C" __attribute__((visibility("default"))) const char* parity_aten_nms_kind() {
+const char* parity::aten_nms_kind() {
   static const std::string kind = parity::nms_aten_kind();
   return kind.c_str();
 }
 
 // The composed fallback on its own, whatever nms_aten runs: tests check it against torchvision's.
-extern "C" __attribute__((visibility("default"))) parity::Tensor parity_aten_nms_composed(const std::string& line,
+parity::Tensor parity::aten_nms_composed(const std::string& line,
                                                                                         const std::vector<parity::Tensor>& in) {
   const parity::NmsParams p = parity::NmsParams::parse(line);
   parity::check_inputs(parity::NmsParams::kName, p.inputs(), in);

@@ -1,6 +1,6 @@
 #include <ATen/ops/nonzero.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/nonzero/nonzero.h"
 
 namespace parity {

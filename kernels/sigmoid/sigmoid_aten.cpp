@@ -1,6 +1,6 @@
 #include <ATen/ops/sigmoid.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/sigmoid/sigmoid.h"
 
 namespace parity {

@@ -1,6 +1,6 @@
 #include <ATen/ops/silu.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/silu/silu.h"
 
 namespace parity {
@@ -12,7 +12,7 @@ Tensor silu_aten(const SiluParams& p, const Tensor& x) {
 
 PARITY_ATEN_OP(SiluParams, unary_op(silu_aten));
 
-// Golden data (parity_aten_float64): float32 silu in float64, rounded once; none for a float64
+// Golden data (AtenPlugin::float64): float32 silu in float64, rounded once; none for a float64
 // silu, which is its own golden.
 PARITY_ATEN_FLOAT64(SiluParams, bind_op<SiluParams>([](const SiluParams& p, const std::vector<Tensor>& in) {
   if (p.dtype != DType::Float32) return std::vector<Tensor>{};

@@ -1,6 +1,6 @@
 #include <ATen/ops/gt.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/threshold/threshold.h"
 
 namespace parity {

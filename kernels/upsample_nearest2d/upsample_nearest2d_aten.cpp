@@ -1,6 +1,6 @@
 #include <ATen/ops/upsample_nearest2d.h>
 
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/upsample_nearest2d/upsample_nearest2d.h"
 
 namespace parity {

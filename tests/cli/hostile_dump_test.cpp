@@ -144,6 +144,20 @@ TEST_F(HostileDump, FieldsAreCheckedAndNamed) {
   expect_refused({"compare", good_, long_name}, "\"name\": longer than 4096 bytes");
 }
 
+// A report path that cannot be written is refused before any dump is read: the table is not
+// printed and then the verdict's exit code lost to the write's error.
+TEST_F(HostileDump, ReportPathsAreCheckedFirst) {
+  for (const char* flag : {"--json", "--csv", "--html"}) {
+    const auto r = run_parity({"compare", good_, good_, flag, "/nonexistent/folder/report"});
+    EXPECT_EQ(r.exit_code, 3) << flag << r.err;
+    EXPECT_TRUE(r.out.empty()) << flag << r.out;
+    EXPECT_NE(r.err.find(std::string(flag) + " /nonexistent/folder/report: folder /nonexistent/folder does not exist"), std::string::npos) << r.err;
+  }
+  const auto folder = run_parity({"compare", good_, good_, "--json", tmp_.path()});
+  EXPECT_EQ(folder.exit_code, 3);
+  EXPECT_NE(folder.err.find("is a folder, not a file"), std::string::npos) << folder.err;
+}
+
 TEST_F(HostileDump, EmptyDumpsSayWhyNothingWasChecked) {
   const auto edit = [](json& m) { m["layers"] = json::array(); };
   const std::string a = silu_dump(tmp_, "a", edit), b = silu_dump(tmp_, "b", edit);

@@ -358,7 +358,7 @@ TEST(Manifest, UnknownOpIsJudgedByValuesOnly) {
 }
 
 // A call parity has no op for, recorded as parity_torch records it, is run again in float64 by
-// LibTorch on each side's own inputs (kernels/aten_torch_calls.cpp): x * 2, 1 - x (a reflected
+// LibTorch on each side's own inputs (kernels/aten/torch_calls.cpp): x * 2, 1 - x (a reflected
 // operator), x ** 2. Two sides whose inputs differ (as after any float32 against float64 layer)
 // each match it: PASSED, explained. A side whose output is off is the origin, on that side. A call
 // LibTorch is not given to run again stays judged by values only, saying why.
@@ -422,7 +422,7 @@ TEST(Manifest, TorchCallsAreRunAgainInFloat64) {
 }
 
 // Any other call LibTorch has an operator for is run again through its dispatcher, where a bound
-// on a correct result is known (kernels/aten_torch_dispatch.cpp). linear sums 1000 positive
+// on a correct result is known (kernels/aten/torch_dispatch.cpp). linear sums 1000 positive
 // products (about 250): two correct float32 results summed in opposite orders differ beyond the
 // default tolerance, and each is within the bound (K + 2) 2^-24 S, about 0.015 here; one element
 // off by 0.1 is not, on its side. An index

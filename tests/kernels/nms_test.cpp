@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include "kernel_test_util.h"
-#include "kernels/aten_plugin.h"
+#include "kernels/aten/plugin.h"
 #include "kernels/op_line.h"
 #include "kernels/nms/nms.h"
 
@@ -81,11 +81,11 @@ std::vector<int64_t> greedy_nms(const float* b, const float* s, int64_t n, doubl
 std::vector<int64_t> as_vector(const Tensor& t) { return {t.data<int64_t>(), t.data<int64_t>() + t.numel()}; }
 
 Tensor composed_aten_nms(const std::string& line, const std::vector<Tensor>& in) {
-  return reinterpret_cast<AtenNmsComposedFn>(aten_plugin_symbol("parity_aten_nms_composed"))(line, in);
+  return aten_plugin().nms_composed(line, in);
 }
 
 bool torchvision_here() {
-  return std::string(reinterpret_cast<AtenNmsKindFn>(aten_plugin_symbol("parity_aten_nms_kind"))()).rfind("torchvision::nms", 0) == 0;
+  return std::string(aten_plugin().nms_kind()).rfind("torchvision::nms", 0) == 0;
 }
 
 // Whether `keep` is what greedy nms gives for some order among equal scores: kept boxes by
@@ -165,7 +165,7 @@ TEST(Nms, TorchvisionsNmsAgreesWithTheComposedOneUpToTies) {
 }
 
 TEST(Nms, TorchvisionKeepsBothBoxesExactlyAtTheThreshold) {
-  if (!torchvision_here()) GTEST_SKIP() << "torchvision's library is not here: " << reinterpret_cast<AtenNmsKindFn>(aten_plugin_symbol("parity_aten_nms_kind"))();
+  if (!torchvision_here()) GTEST_SKIP() << "torchvision's library is not here: " << aten_plugin().nms_kind();
   // [0,0,3,1] and [1,0,4,1]: intersection 2, union 4, IoU exactly 0.5, which is not above 0.5.
   // A duplicate of the first box with an equal score goes whichever of the two is visited first.
   Tensor boxes(DType::Float32, Shape{3, 4}), scores(DType::Float32, Shape{3});

@@ -4,7 +4,7 @@
 // whose correct float32 results parity can bound are run: those that move or select values
 // (exact), element-wise maps (a few roundings: the default tolerance), and those that sum K terms
 // (a per-element bound, as conv2d's). Anything else stays judged by values only, saying why.
-#include "kernels/aten_torch_dispatch.h"
+#include "kernels/aten/torch_dispatch.h"
 
 #include <ATen/TensorIndexing.h>
 #include <ATen/TensorOperators.h>
@@ -21,7 +21,7 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 #include "kernels/torch_calls.h"
 
 namespace parity {

@@ -1,9 +1,9 @@
 // The LibTorch backends, `aten`, `aten:cuda` and `aten:cuda-nocudnn`: their ops come from the aten
-// plugin (kernels/aten_plugin.h), loaded on the first call, where each _aten.cpp registers its
+// plugin (kernels/aten/plugin.h), loaded on the first call, where each _aten.cpp registers its
 // own. Every op of op_table() is listed without loading the plugin; one the plugin lacks is an
 // error of the call.
 #include "core/error.h"
-#include "kernels/aten_plugin.h"
+#include "kernels/aten/plugin.h"
 #include "kernels/backend.h"
 #include "kernels/op_traits.h"
 
@@ -20,7 +20,7 @@ class AtenBackend : public OpTableBackend {
   std::string note(std::string_view op) const override {
     try {
       const std::string o(op);
-      const std::string n = reinterpret_cast<AtenNoteFn>(aten_plugin_symbol("parity_aten_note"))(o.c_str());
+      const std::string n = aten_plugin().note(o.c_str());
       return n.empty() ? n : "aten " + o + ": " + n;
     } catch (const Error&) {
       return "";  // the plugin does not load: the aten cases say so as SKIPPED
@@ -31,7 +31,7 @@ class AtenBackend : public OpTableBackend {
 // The aten implementation of `op`, from the plugin, which is loaded on the first aten call.
 OpFn aten_op(const std::string& op) {
   return [op](const Call& call, const std::vector<Tensor>& inputs) {
-    static const auto* ops = reinterpret_cast<AtenOpsFn>(aten_plugin_symbol("parity_aten_ops"))();
+    static const auto* ops = aten_plugin().ops();
     const auto it = ops->find(op);
     if (it == ops->end()) throw Error("the aten plugin has no " + op);
     return it->second(call, inputs);
@@ -40,7 +40,7 @@ OpFn aten_op(const std::string& op) {
 
 OpFn aten_cuda_op(const std::string& op, int cudnn) {
   return [op, cudnn](const Call& call, const std::vector<Tensor>& inputs) {
-    const auto* ops = reinterpret_cast<AtenCudaOpsFn>(aten_plugin_symbol("parity_aten_cuda_ops"))(cudnn);
+    const auto* ops = aten_plugin().cuda_ops(cudnn);
     const auto it = ops->find(op);
     if (it == ops->end()) throw Error("the aten plugin has no CUDA " + op);
     return it->second(call, inputs);
@@ -51,7 +51,7 @@ OpFn aten_cuda_op(const std::string& op, int cudnn) {
 // sees no GPU); empty when it can.
 std::string aten_cuda_unavailable() {
   try {
-    return reinterpret_cast<AtenCudaUnavailableFn>(aten_plugin_symbol("parity_aten_cuda_unavailable"))();
+    return aten_plugin().cuda_unavailable();
   } catch (const Error& e) {
     return e.what();
   }
@@ -67,7 +67,7 @@ const BackendRegistrar kAten(
     },
     10);
 
-// LibTorch's CUDA kernels (aten_ops.cpp): with cuDNN, and without (ATen's own convolution).
+// LibTorch's CUDA kernels (aten/ops.cpp): with cuDNN, and without (ATen's own convolution).
 BackendFactory aten_cuda(int cudnn) {
   return [cudnn](const std::string& name) {
     auto b = std::make_unique<AtenBackend>(name, aten_cuda_unavailable);

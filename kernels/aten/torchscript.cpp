@@ -1,12 +1,12 @@
 // Reading the named tensors of a TorchScript archive (parameters, then buffers), for weights
 // given as a .pt file. Built into the aten plugin, the one library that links LibTorch; the
-// runners reach it through the plugin's C symbol (kernels/aten_plugin.h).
+// runners reach it through the plugin's table (kernels/aten/plugin.h, read_torchscript).
 #include <torch/csrc/jit/serialization/import.h>
 
 #include <cstring>
 
 #include "core/error.h"
-#include "kernels/aten_plugin.h"
+#include "kernels/aten/plugin.h"
 
 namespace parity {
 
@@ -46,7 +46,7 @@ std::map<std::string, Tensor> read_torchscript_tensors(const std::string& path) 
 }  // namespace
 }  // namespace parity
 
-extern "C" __attribute__((visibility("default"))) std::map<std::string, parity::Tensor> parity_aten_read_torchscript(
+std::map<std::string, parity::Tensor> parity::aten_read_torchscript(
     const std::string& path) {
   return parity::read_torchscript_tensors(path);
 }

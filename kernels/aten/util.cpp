@@ -1,4 +1,4 @@
-#include "kernels/aten_util.h"
+#include "kernels/aten/util.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/from_blob.h>

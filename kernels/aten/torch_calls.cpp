@@ -39,9 +39,10 @@
 #include <vector>
 
 #include "core/error.h"
-#include "kernels/aten_torch_dispatch.h"
+#include "kernels/aten/torch_dispatch.h"
 #include "kernels/torch_calls.h"
-#include "kernels/aten_util.h"
+#include "kernels/aten/plugin.h"
+#include "kernels/aten/util.h"
 
 namespace parity {
 
@@ -73,7 +74,7 @@ std::optional<Kind> kind_of(const std::string& op) {
   } else if (const auto u = unary.find(call->aten); u != unary.end() && !k.reflected) {
     k.unary = u->second;
   } else {
-    throw Error("torch_calls.tsv: " + call->name + " is arithmetic on " + call->aten + ", which aten_torch_calls.cpp does not compute");
+    throw Error("torch_calls.tsv: " + call->name + " is arithmetic on " + call->aten + ", which kernels/aten/torch_calls.cpp does not compute");
   }
   return k;
 }
@@ -247,8 +248,7 @@ void check_line_tensors(const std::string& line, const std::vector<Tensor>& in) 
 // The outputs of a recorded `torch.<name>` call on `in` (its tensors in recorded order), computed
 // in float64 and rounded to the promoted dtype; throws parity::Error saying why a call is not one
 // this runs (the judge then reports the layer by values only, with that reason).
-extern "C" __attribute__((visibility("default"))) parity::TorchCallResult parity_aten_torch_call(const std::string& line,
-                                                                                                   const std::vector<parity::Tensor>& in) {
+parity::TorchCallResult parity::aten_torch_call(const std::string& line, const std::vector<parity::Tensor>& in) {
   using namespace parity;
   std::istringstream first(line);
   std::string op;
@@ -278,7 +278,7 @@ extern "C" __attribute__((visibility("default"))) parity::TorchCallResult parity
   }
 }
 
-extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> parity_aten_torch_call_rounding(
+std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     const std::string& line, const std::vector<parity::Tensor>& in, const std::vector<parity::Tensor>& base_outputs) {
   using namespace parity;
   const TorchCallResult base{base_outputs, {}, {}};  // the call's outputs on `in`, as the judge has them
@@ -297,7 +297,7 @@ extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> pa
       const at::Tensor x = to_aten(in[k]);
       return from_aten(at::nextafter(x, at::full({}, INFINITY, x.options())).contiguous());
     });
-    const TorchCallResult r = parity_aten_torch_call(line, nudged);
+    const TorchCallResult r = aten_torch_call(line, nudged);
     for (size_t j = 0; j < base.outputs.size() && j < r.outputs.size(); ++j) {
       if (!is_floating(base.outputs[j].dtype()) || r.outputs[j].shape() != base.outputs[j].shape()) continue;
       const at::Tensor d = (to_aten(r.outputs[j]).to(at::kDouble) - to_aten(base.outputs[j]).to(at::kDouble)).abs() * units;
@@ -311,7 +311,7 @@ extern "C" __attribute__((visibility("default"))) std::vector<parity::Tensor> pa
   return out;
 }
 
-extern "C" __attribute__((visibility("default"))) std::string parity_aten_tied_indices(const std::string& line,
+std::string parity::aten_tied_indices(const std::string& line,
                                                                                       const std::vector<parity::Tensor>& in,
                                                                                       const std::vector<parity::Tensor>& outputs) {
   parity::check_line_tensors(line, in);

@@ -1,6 +1,6 @@
 #pragma once
 // Any recorded `torch.<name>` call whose ATen operator LibTorch has, run again in float64 through
-// the dispatcher (aten_torch_dispatch.cpp); for the aten plugin only.
+// the dispatcher (aten/torch_dispatch.cpp); for the aten plugin only.
 #include <optional>
 #include <string>
 #include <vector>
@@ -8,7 +8,7 @@
 #include <c10/core/Scalar.h>
 
 #include "core/tensor.h"
-#include "kernels/aten_plugin.h"
+#include "kernels/aten/plugin.h"
 
 namespace parity {
 

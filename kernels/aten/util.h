@@ -76,7 +76,7 @@ template <typename F> auto aten_call(const char* op, F&& f) {
 
 // ---- What each _aten.cpp gives the plugin ----
 // Each op's _aten.cpp registers its own entries, keyed by its params' kName, when the plugin
-// loads, so that aten_ops.cpp names no op:
+// loads, so that aten/ops.cpp names no op:
 //   PARITY_ATEN_OP(SiluParams, unary_op(silu_aten));  // the aten backends' silu
 //   PARITY_ATEN_FLOAT64(SiluParams, silu_float64);     // golden data in float64 (parity_aten_float64)
 //   PARITY_ATEN_NOTE(NmsParams, nms_aten_kind);        // what replay says about it (Backend::note)
