@@ -97,6 +97,21 @@ TEST(HalfPrecision, RunCompareAndBisectAtBf16) {
   EXPECT_NE(bisect.out.find("defective: B"), std::string::npos) << bisect.out;
 }
 
+// The checked-in float16 pack (golden/fp16): the reference reproduces it, LibTorch's CPU runs what
+// it has kernels for, and a planted bias is named at the stem conv.
+TEST(HalfPrecision, GoldenPackAtFp16) {
+  const std::string root = std::string(PARITY_SOURCE_DIR) + "/golden";
+  const auto ref = run_parity({"golden", "check", "--backend", "ref", "--root", root, "--pack", "fp16"});
+  EXPECT_EQ(ref.exit_code, 0) << ref.out << ref.err;
+  EXPECT_NE(ref.out.find("6 layers in 1 packs: 6 passed"), std::string::npos) << ref.out;
+  const auto aten = run_parity({"golden", "check", "--backend", "aten", "--root", root, "--pack", "fp16"});
+  EXPECT_EQ(aten.exit_code, 0) << aten.out << aten.err;
+  EXPECT_EQ(aten.out.find("FAILED"), std::string::npos) << aten.out;
+  const auto bad = run_parity({"golden", "check", "--backend", "faulty:bias", "--root", root, "--pack", "fp16"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_NE(bad.out.find("FAILED      fp16/stem"), std::string::npos) << bad.out;
+}
+
 TEST(HalfPrecision, ProjectCudaKernelsRefuseHalfByName) {
   const auto r = run_parity({"replay", "--case", "silu x=2x3 precision=fp16", "--vs", "cuda"});
   // Without a GPU the cuda backend is SKIPPED before anything runs; with one, its float32 kernels
