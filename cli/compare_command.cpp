@@ -195,6 +195,28 @@ TableView table_view(const Options& o) {
   return v;
 }
 
+// Both dumps read and compared as the flags say: what compare and bisect print from.
+struct Compared {
+  CompareOptions co;
+  Dump a, b;
+  std::string precision;  // the header's text for the settled --precision
+  CompareResult r;
+  std::string not_comparable;  // why the two dumps cannot be compared at all, or ""
+};
+
+Compared read_and_compare(const Options& o) {
+  Compared c;
+  c.co = compare_options(o);  // every flag first, before any dump is read
+  const Stopwatch reading;
+  c.a = read_dump(o.a), c.b = read_dump(o.b);
+  const double read_s = reading.seconds();
+  c.precision = settle_precision(o, c.a, c.b, c.co);
+  c.r = compare_dumps(c.a, c.b, c.co);
+  if (o.timing) print_timing(c.r, read_s);
+  c.not_comparable = not_comparable(c.a, c.b);
+  return c;
+}
+
 // Why no layer was judged: the filter left none, or neither dump holds one.
 std::string nothing_checked(const Options& o) {
   return o.layers.empty() ? "nothing checked: neither dump holds a layer" : "nothing checked: --layers '" + o.layers + "' matches no layer";
@@ -208,16 +230,11 @@ int compare(const Options& o) {
     return compare_npy_files({o.a, o.b, o.atol, o.rtol, o.op, o.inputs, o.precision == "auto" ? "fp32" : o.precision, o.json});
   }
   if (!o.op.empty() || !o.inputs.empty()) throw Error("--op and --inputs are for two .npy files, not dumps");
-  CompareOptions co = compare_options(o);
-  const Stopwatch reading;
-  const Dump a = read_dump(o.a), b = read_dump(o.b);
-  const double read_s = reading.seconds();
-  const std::string precision = settle_precision(o, a, b, co);
-  const CompareResult r = compare_dumps(a, b, co);
-  if (o.timing) print_timing(r, read_s);
-  const ReportHeader h = header_of(o, a, b, precision);
-  if (const std::string line = not_comparable(a, b); !line.empty()) {
-    fmt::print(stderr, "parity compare: {}\n", line);
+  const Compared c = read_and_compare(o);
+  const CompareResult& r = c.r;
+  const ReportHeader h = header_of(o, c.a, c.b, c.precision);
+  if (!c.not_comparable.empty()) {
+    fmt::print(stderr, "parity compare: {}\n", c.not_comparable);
     if (!o.json.empty()) write_json(o.json, r, h);
     if (!o.csv.empty()) write_csv(o.csv, r);
     if (!o.html.empty()) write_html(o.html, r, h);
@@ -268,15 +285,13 @@ int bisect(const Options& o) {
   // An unknown --rerun backend, or one that cannot run here, is a usage error before any dump
   // is read, divergence or not (rerun() itself runs only after the whole bisect).
   if (!o.rerun.empty()) flag_backend("--rerun", o.rerun);
-  CompareOptions co = compare_options(o);
-  const Stopwatch reading;
-  const Dump a = read_dump(o.a), b = read_dump(o.b);
-  const double read_s = reading.seconds();
-  const std::string precision = settle_precision(o, a, b, co);
-  const CompareResult r = compare_dumps(a, b, co);
-  if (o.timing) print_timing(r, read_s);
-  if (const std::string line = not_comparable(a, b); !line.empty()) {
-    fmt::print(stderr, "parity bisect: {}\n", line);
+  const Compared c = read_and_compare(o);
+  const CompareResult& r = c.r;
+  const CompareOptions& co = c.co;
+  const Dump &a = c.a, &b = c.b;
+  const std::string& precision = c.precision;
+  if (!c.not_comparable.empty()) {
+    fmt::print(stderr, "parity bisect: {}\n", c.not_comparable);
     return kStructuralMismatch;
   }
   if (co.judge.precision != Precision::Fp32 && o.precision == "auto") fmt::print("precision {}\n", precision);
@@ -306,9 +321,7 @@ int bisect(const Options& o) {
   } else {
     const LayerReport& origin = r.layers[size_t(r.origin)];
     fmt::print("origin: {} (layer {}, {})\n  defective: {}\n  {}\n  call: {}\n", origin.name, origin.index, origin.op,
-               origin.defective != Sides::None ? sides_name(origin.defective)
-               : origin.rewired                ? "neither kernel: the model code feeds this layer otherwise on the two runs (another layer, view or copy)"
-                                               : "neither kernel: the data the two runs were given",
+               defective_text(origin),
                origin.reason, origin.line);
     std::vector<std::string> propagated;
     for (const LayerReport& l : r.layers) {

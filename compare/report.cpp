@@ -93,6 +93,12 @@ nlohmann::json side_json(const SideCheck& c) {
 
 }  // namespace
 
+std::string defective_text(const LayerReport& l) {
+  if (l.defective != Sides::None) return sides_name(l.defective);
+  return l.rewired ? "neither kernel: the model code feeds this layer otherwise on the two runs (another layer, view or copy)"
+                   : "neither kernel: the data the two runs were given";
+}
+
 std::string summary_line(const CompareResult& r) {
   std::string s = fmt::format(
       "{} layers: {} passed ({} matching the judge on their own inputs), {} failed ({} structural), {} propagated, {} mistrusted, "
@@ -262,6 +268,7 @@ void write_json(const std::string& path, const CompareResult& r, const ReportHea
     layers.push_back({{"index", l.index}, {"occurrence", l.occurrence}, {"name", l.name}, {"op", l.op}, {"params", l.line},
                       {"params_b", l.line_b}, {"state", l.verdict_word()}, {"structural", l.structural},
                       {"explained", l.explained}, {"origin", l.origin}, {"defective", sides_name(l.defective)},
+                      {"defective_text", l.origin ? defective_text(l) : std::string()},
                       {"propagated_from", l.propagated_from}, {"reason", l.reason}, {"note", l.note()},
                       {"effective_bits", l.verdict.precision_stats() && !l.verdict.precision_stats()->exact
                                              ? number(l.verdict.precision_stats()->bits) : nlohmann::json(nullptr)},

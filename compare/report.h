@@ -32,6 +32,10 @@ void write_table(std::ostream& out, const CompareResult& r, const ReportHeader& 
 // the layer's own check accepted them.
 double error_over_tolerance(const LayerReport& l);
 std::string summary_line(const CompareResult& r);
+// What an origin's "defective:" line says: the side(s), or which of the two other causes it is
+// (the model code rewired it, or the data the runs were given). bisect prints it; the JSON
+// carries it (defective_text), so parity_torch's Report says the same words.
+std::string defective_text(const LayerReport& l);
 void write_json(const std::string& path, const CompareResult& r, const ReportHeader& h);
 void write_csv(const std::string& path, const CompareResult& r);
 // The page: the header with the origin linked to its row; a plot with one column per layer (float

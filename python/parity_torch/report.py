@@ -82,7 +82,7 @@ class Report:
         if o:
             # As `parity bisect` prints it: name, index and op, the defective side, the reason.
             lines.append(f"origin: {o['name']} (layer {o['index']}, {o['op']})")
-            lines.append(f"  defective: {o['defective'] or 'neither kernel: the data the two runs were given'}")
+            lines.append(f"  defective: {o.get('defective_text') or o['defective']}")  # parity's own words
             if o.get("reason"):
                 lines.append(f"  {o['reason']}")
         elif self.exit_code != 0 and self.rows:
