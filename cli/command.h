@@ -55,8 +55,8 @@ inline std::vector<std::string> backend_notes(const std::vector<std::string>& ba
 
 // --dtype fp32|fp16|bf16: the precision every float32 case or layer runs in (kernels/call.h,
 // `precision=`), for the commands that run ops.
-inline void add_dtype_flag(CLI::App* app, HalfType& dtype) {
-  app->add_option_function<std::string>(
+inline CLI::Option* add_dtype_flag(CLI::App* app, HalfType& dtype) {
+  return app->add_option_function<std::string>(
       "--dtype", [&dtype](const std::string& d) { dtype = half_from_name(d); },
       "fp32 (default), fp16 or bf16: run every float32 op in that type (inputs and weights rounded to it, each backend's own half "
       "kernels, outputs in it; the lines say precision=, the judge follows). Values travel as float32 holding the type's values");

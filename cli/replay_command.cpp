@@ -35,6 +35,7 @@ struct Options {
   std::string cases_file, case_line, filter, shard, json, dump, inputs;
   bool force = false;
   HalfType dtype = HalfType::None;
+  bool dtype_given = false;  // --dtype fp32 given: every case in float32, whatever precision= its line names
   ReplayOptions replay;
 };
 
@@ -55,6 +56,13 @@ std::string device_of(const std::string& backend_name) {
   return "cpu";
 }
 
+// The profile the cases are judged at: --precision, or the --dtype's when that is coarser (the
+// judge follows each line's precision=).
+Precision judged_at(const Options& o) {
+  if (o.dtype == HalfType::None) return o.replay.precision;
+  return coarser(o.replay.precision, o.dtype == HalfType::Fp16 ? Precision::Fp16 : Precision::Bf16);
+}
+
 int run_replay(const Options& o) {
   if (o.cases_file.empty() == o.case_line.empty()) throw Error("give a case file or --case 'LINE' (one of them)");
   std::vector<Case> all;
@@ -65,7 +73,7 @@ int run_replay(const Options& o) {
   } else {
     all = read_case_file(o.cases_file);
   }
-  if (o.dtype != HalfType::None) {
+  if (o.dtype_given) {
     for (Case& c : all) c.line = with_half(c.line, o.dtype);  // the same cases in another type
   }
   const std::regex filter(o.filter.empty() ? ".*" : o.filter);
@@ -151,14 +159,14 @@ int run_replay(const Options& o) {
              "({} vs {}, judge {}, precision {}, dtype {}, seed {})\n",
              source, cases.size(), counts[int(State::Passed)], explained, counts[int(State::Failed)], counts[int(State::Mistrusted)],
              counts[int(State::Unchecked)], counts[int(State::Skipped)], counts[int(State::Unsupported)], o.replay.backend_a,
-             o.replay.backend_b, o.replay.judge, precision_profile(o.replay.precision).name, half_name(o.dtype), o.replay.seed);
+             o.replay.backend_b, o.replay.judge, precision_profile(judged_at(o)).name, half_name(o.dtype), o.replay.seed);
   if (checked == 0) {
     fmt::print("NOTHING CHECKED: every case was skipped or unsupported{}\n",
                counts[int(State::Skipped)] ? " (" + skipped_reason + ")" : std::string());
   }
   if (!o.json.empty()) {
     nlohmann::json j = {{"source", source}, {"backend_a", o.replay.backend_a}, {"backend_b", o.replay.backend_b},
-                        {"judge", o.replay.judge}, {"precision", precision_profile(o.replay.precision).name}, {"dtype", half_name(o.dtype)}, {"seed", o.replay.seed}, {"rows", rows},
+                        {"judge", o.replay.judge}, {"precision", precision_profile(judged_at(o)).name}, {"dtype", half_name(o.dtype)}, {"seed", o.replay.seed}, {"rows", rows},
                         {"summary", {{"passed", counts[int(State::Passed)]}, {"explained", explained},
                                      {"failed", counts[int(State::Failed)]}, {"mistrusted", counts[int(State::Mistrusted)]},
                                      {"unchecked", counts[int(State::Unchecked)]}, {"skipped", counts[int(State::Skipped)]},
@@ -184,7 +192,7 @@ Command add_replay_command(CLI::App& parent) {
   app->add_option_function<std::string>(
          "--precision", [o](const std::string& p) { o->replay.precision = parse_precision(p); },
          "judge float outputs against fp32 (default), tf32, fp16 or bf16 arithmetic (docs/DESIGN.md, \"Precision\")");
-  add_dtype_flag(app, o->dtype);
+  add_dtype_flag(app, o->dtype)->each([o](const std::string&) { o->dtype_given = true; });
   app->add_option("--seed", o->replay.seed, "seed of the inputs")->capture_default_str();
   app->add_option("--filter", o->filter, "only cases whose 'name line' matches this regular expression");
   app->add_option("--shard", o->shard, "i/n: only cases whose index modulo n is i (0-based)");

@@ -124,6 +124,7 @@ nlohmann::json run_json(const DumpInfo& info) {
     if (!value.empty()) j[key] = value;
   }
   if (!r.precision.empty()) j["precision"] = r.precision;
+  if (!r.float32_kernels.empty()) j["float32_kernels"] = r.float32_kernels;
   return j;
 }
 }  // namespace

@@ -32,6 +32,7 @@ struct DumpRun {
   std::string weights, weights_digest;  // "seeded" or the weights path; chained_content_hash
   std::string input, input_digest;      // "seeded" or the input .npy path; content_hash
   std::string precision;                 // "fp16" or "bf16" for a --dtype run (compare's --precision auto reads it); empty: fp32
+  std::string float32_kernels;           // a --dtype run's ops the backend has no half kernel for: run in float32, rounded
 };
 
 struct DumpInfo {

@@ -44,19 +44,22 @@ class LayerRunner {
     round_floats(ts, call.half());
     const Stopwatch watch;
     std::vector<Tensor> out;
-    const Call* ran = &call;
     try {
       try {
         out = backend_.run(call, ts);
       } catch (const Unsupported& e) {
-        // No half kernel for it on this backend (LibTorch's CPU nms): it runs in float32 on the
-        // half values, and its line says so (no precision=), said once per op.
+        // No half kernel for it on this backend (LibTorch's CPU has no float16 convolution, no
+        // half nms): it runs in float32 on the half values and its outputs are rounded to the
+        // type, so the next layer takes what a half kernel would give within its rounding and
+        // the dump's dataflow holds. Said once per op on stderr and in the manifest
+        // (run.float32_kernels); the line keeps its precision=, which the judge holds it to.
         if (call.half() == HalfType::None) throw;
         if (noted_.insert(call.op()).second) {
-          std::fprintf(stderr, "parity run: %s; %s layers run in float32 on this backend\n", e.what(), call.op().c_str());
+          std::fprintf(stderr, "parity run: %s; %s layers run in float32 on this backend, rounded to %s\n", e.what(), call.op().c_str(),
+                       half_name(call.half()));
         }
-        ran = &as_built;
         out = backend_.run(as_built, ts);
+        round_floats(out, call.half());
       }
     } catch (Error& e) {
       e.layer(name);
@@ -68,7 +71,7 @@ class LayerRunner {
     if (dump_) {
       std::vector<In> as_run = in;  // the inputs as the call took them (rounded in a half run)
       for (size_t k = 0; k < as_run.size(); ++k) as_run[k].t = ts[k];
-      record(name, *ran, ms, as_run, out);
+      record(name, call, ms, as_run, out);
     }
     return out[0];
   }
@@ -95,6 +98,14 @@ class LayerRunner {
   std::regex filter_;
   HalfType dtype_;
   std::set<std::string> noted_;  // ops said to run in float32
+
+ public:
+  // The ops run in float32 for want of a half kernel, "conv2d, nms", or "".
+  std::string float32_kernels() const {
+    std::string s;
+    for (const std::string& op : noted_) s += (s.empty() ? "" : ", ") + op;
+    return s;
+  }
 };
 
 // Columns [c0, c1) of a 2-D float32 tensor.
@@ -194,7 +205,7 @@ DumpRun provenance_of(const RunOptions& o, const Weights& w, const Tensor& image
   std::vector<const Tensor*> weights;
   for (const auto& [key, t] : w) weights.push_back(&t);
   return {o.img, o.batch, o.weights.empty() ? "seeded" : o.weights, chained_content_hash(weights),
-          o.input.empty() ? "seeded" : o.input, content_hash(image), o.dtype == HalfType::None ? "" : half_name(o.dtype)};
+          o.input.empty() ? "seeded" : o.input, content_hash(image), o.dtype == HalfType::None ? "" : half_name(o.dtype), ""};
 }
 
 int64_t free_bytes(const std::string& dir) {
@@ -301,6 +312,11 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
   result.layers = run.layers;
   result.total_ms = run.total_ms;
   if (dump) {
+    if (const std::string f32 = run.float32_kernels(); !f32.empty()) {
+      DumpRun provenance = provenance_of(o, w, image);
+      provenance.float32_kernels = f32 + " (no " + std::string(half_name(o.dtype)) + " kernel on " + o.backend + ")";
+      dump->set_run(provenance);
+    }
     dump->finish();
     result.dump_bytes = dump->bytes_written();
     result.dump_write_s = dump->write_seconds(), result.dump_sync_s = dump->sync_seconds();

@@ -57,9 +57,10 @@ CaseResult replay_case(const Case& c, const ReplayOptions& o, DumpWriter* dump_a
       return r;
     }
   }
-  const std::vector<Tensor> in = recorded               ? inputs_from_dump(call, *o.inputs_dump, *recorded)
-                                 : o.inputs_dir.empty() ? seeded_inputs(c, call, o.seed)
-                                                        : inputs_from_folder(c.name, call, o.inputs_dir);
+  std::vector<Tensor> in = recorded               ? inputs_from_dump(call, *o.inputs_dump, *recorded)
+                           : o.inputs_dir.empty() ? seeded_inputs(c, call, o.seed)
+                                                  : inputs_from_folder(c.name, call, o.inputs_dir);
+  round_floats(in, call.half());  // inputs read from files become values of a half call's type, as seeded ones are
   std::vector<Tensor> out_a, out_b;
   try {
     r.ms_a = run_timed(a, call, in, out_a);  // another error here is the case's own: it propagates

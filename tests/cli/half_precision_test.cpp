@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/half.h"
+#include "core/npy.h"
 #include "kernels/backend.h"
 #include "kernels/call.h"
 #include "kernels/seeded_inputs.h"
@@ -110,6 +111,39 @@ TEST(HalfPrecision, GoldenPackAtFp16) {
   const auto bad = run_parity({"golden", "check", "--backend", "faulty:bias", "--root", root, "--pack", "fp16"});
   EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
   EXPECT_NE(bad.out.find("FAILED      fp16/stem"), std::string::npos) << bad.out;
+}
+
+// Found by an adversarial review: LibTorch's CPU lacks most float16 kernels, so `run --backend
+// aten --dtype fp16` runs those layers in float32; their outputs are rounded to float16 (else the
+// next layer's rounded input read as the model code feeding it otherwise: exit 2 on two correct
+// runs), and the manifest names them.
+TEST(HalfPrecision, RunAtFp16WhereLibTorchLacksKernels) {
+  test::TempDir tmp;
+  for (const char* b : {"ref", "aten"}) {
+    const auto r = run_parity({"run", "yolov5n", "--img", "160", "--dtype", "fp16", "--backend", b, "--dump", tmp.file(b)});
+    ASSERT_EQ(r.exit_code, 0) << b << r.err;
+  }
+  const auto c = run_parity({"compare", tmp.file("ref"), tmp.file("aten")});
+  EXPECT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_NE(test::read_text(tmp.file("aten") + "/manifest.json").find("\"float32_kernels\":\"conv2d,"), std::string::npos);
+  // A float32 run against a half one of the same model: the same calls, judged at the half's precision.
+  ASSERT_EQ(run_parity({"run", "yolov5n", "--img", "160", "--backend", "ref", "--dump", tmp.file("f32")}).exit_code, 0);
+  const auto mixed = run_parity({"bisect", tmp.file("f32"), tmp.file("ref")});
+  EXPECT_EQ(mixed.exit_code, 0) << mixed.out << mixed.err;
+  EXPECT_NE(mixed.out.find("no divergence"), std::string::npos) << mixed.out;
+}
+
+// In float16, PyTorch compares scores with the threshold rounded to float16 (0.001 is 0.0010004):
+// a score of exactly float16(0.001) is not above it. The reference did the comparison in float32.
+TEST(HalfPrecision, ThresholdComparesInTheType) {
+  test::TempDir tmp;
+  Tensor x(DType::Float32, Shape{1, 4});
+  const float v[] = {round_to(0.001f, HalfType::Fp16), 0.0011f, 0.5f, 0.0f};
+  for (int i = 0; i < 4; ++i) x.mutable_data<float>()[i] = v[i];
+  write_npy(tmp.file("nms.xc.x.npy"), x);
+  const auto r = run_parity({"replay", "--case", "threshold x=1x4 value=0.001 name=nms.xc", "--inputs", tmp.path(), "--dtype", "fp16", "--vs", "aten"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("1 passed"), std::string::npos) << r.out;
 }
 
 TEST(HalfPrecision, ProjectCudaKernelsRefuseHalfByName) {
