@@ -56,11 +56,22 @@ std::string device_of(const std::string& backend_name) {
   return "cpu";
 }
 
-// The profile the cases are judged at: --precision, or the --dtype's when that is coarser (the
+// The type the cases run in, as their lines say (--dtype, or precision= in a case file): one for
+// all of them, or None when they differ (each row is judged at its own line's).
+HalfType cases_type(const std::vector<Case>& cases) {
+  if (cases.empty()) return HalfType::None;
+  const HalfType first = Call(cases.front().line).half();
+  for (const Case& c : cases) {
+    if (Call(c.line).half() != first) return HalfType::None;
+  }
+  return first;
+}
+
+// The profile the cases are judged at: --precision, or their type's when that is coarser (the
 // judge follows each line's precision=).
-Precision judged_at(const Options& o) {
-  if (o.dtype == HalfType::None) return o.replay.precision;
-  return coarser(o.replay.precision, o.dtype == HalfType::Fp16 ? Precision::Fp16 : Precision::Bf16);
+Precision judged_at(const Options& o, HalfType type) {
+  if (type == HalfType::None) return o.replay.precision;
+  return coarser(o.replay.precision, type == HalfType::Fp16 ? Precision::Fp16 : Precision::Bf16);
 }
 
 int run_replay(const Options& o) {
@@ -99,12 +110,13 @@ int run_replay(const Options& o) {
         .file(ro.inputs_dir);
   }
 
+  const HalfType type = cases_type(cases);
   std::unique_ptr<DumpWriter> dump_a, dump_b;
   if (!o.dump.empty()) {
     const std::string model = o.cases_file.empty() ? "--case" : o.cases_file;
     const auto info = [&](const std::string& backend_name) {
       DumpInfo i{model, backend_name, device_of(backend_name), o.replay.seed};
-      if (o.dtype != HalfType::None) i.run.precision = half_name(o.dtype);
+      if (type != HalfType::None) i.run.precision = half_name(type);
       return i;
     };
     dump_a = std::make_unique<DumpWriter>(o.dump + "/a", info(o.replay.backend_a), o.force);
@@ -159,14 +171,14 @@ int run_replay(const Options& o) {
              "({} vs {}, judge {}, precision {}, dtype {}, seed {})\n",
              source, cases.size(), counts[int(State::Passed)], explained, counts[int(State::Failed)], counts[int(State::Mistrusted)],
              counts[int(State::Unchecked)], counts[int(State::Skipped)], counts[int(State::Unsupported)], o.replay.backend_a,
-             o.replay.backend_b, o.replay.judge, precision_profile(judged_at(o)).name, half_name(o.dtype), o.replay.seed);
+             o.replay.backend_b, o.replay.judge, precision_profile(judged_at(o, type)).name, half_name(type), o.replay.seed);
   if (checked == 0) {
     fmt::print("NOTHING CHECKED: every case was skipped or unsupported{}\n",
                counts[int(State::Skipped)] ? " (" + skipped_reason + ")" : std::string());
   }
   if (!o.json.empty()) {
     nlohmann::json j = {{"source", source}, {"backend_a", o.replay.backend_a}, {"backend_b", o.replay.backend_b},
-                        {"judge", o.replay.judge}, {"precision", precision_profile(judged_at(o)).name}, {"dtype", half_name(o.dtype)}, {"seed", o.replay.seed}, {"rows", rows},
+                        {"judge", o.replay.judge}, {"precision", precision_profile(judged_at(o, type)).name}, {"dtype", half_name(type)}, {"seed", o.replay.seed}, {"rows", rows},
                         {"summary", {{"passed", counts[int(State::Passed)]}, {"explained", explained},
                                      {"failed", counts[int(State::Failed)]}, {"mistrusted", counts[int(State::Mistrusted)]},
                                      {"unchecked", counts[int(State::Unchecked)]}, {"skipped", counts[int(State::Skipped)]},
