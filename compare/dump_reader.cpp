@@ -48,8 +48,10 @@ void check_inside(const std::string& dir, const std::string& file) {
   const fs::path path = fs::path(dir) / file;
   std::error_code ec;
   if (!fs::is_symlink(fs::symlink_status(path, ec))) return;
-  const fs::path target = fs::weakly_canonical(path, ec), root = fs::weakly_canonical(dir, ec);
+  const fs::path target = fs::weakly_canonical(path, ec);
   if (ec) throw Error("cannot resolve the link: " + ec.message()).file(path.string());
+  const fs::path root = fs::weakly_canonical(dir, ec);
+  if (ec) throw Error("cannot resolve the dump folder: " + ec.message()).file(dir);
   std::string t = target.string(), r = root.string();
   if (r.empty() || r.back() != '/') r += '/';
   if (t.compare(0, r.size(), r) != 0) throw Error("is a link leading out of the dump folder (to " + t + ")").file(path.string());

@@ -539,7 +539,7 @@ class LayerJudge {
     if (s.judged) judged = TorchCallResult{*s.judged, {}, {}};
     if (!judged) {
       try {
-        judged = TorchCallResult{judge.run(*read.call, inputs), {}, {}};
+        judged = TorchCallResult{judged_in_float32_if_need_be(judge, *read.call, inputs), {}, {}};
       } catch (const Error& e) {
         c.note = "the judge (" + judge.name() + ") refuses these inputs: " + e.what();
         return c;
@@ -552,6 +552,20 @@ class LayerJudge {
       take_output_check(c, output_role(s.roles, k), r, s_label);
     }
     return c;
+  }
+
+  // The judge's outputs: a judge without a kernel for a half call's type (--judge aten on
+  // LibTorch's CPU, which has no float16 convolution) runs it in float32 on the same half values
+  // and rounds the result to the type, as `parity run` does for such a layer.
+  static std::vector<Tensor> judged_in_float32_if_need_be(const Backend& judge, const Call& call, const std::vector<Tensor>& inputs) {
+    try {
+      return judge.run(call, inputs);
+    } catch (const Unsupported&) {
+      if (call.half() == HalfType::None) throw;
+      std::vector<Tensor> out = judge.run(Call(with_half(call.line(), HalfType::None)), inputs);
+      round_floats(out, call.half());
+      return out;
+    }
   }
 
   // A float output beyond tolerance of an op with one answer and no dot-product bound (add, mul,

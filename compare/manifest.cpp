@@ -58,7 +58,7 @@ std::string string_of(const json& v, const std::string& at, const char* key, siz
 // UTF-8 escaped when read (core/printable.h), so no table, page, JSON report or message quoting
 // it can be rewritten by it. Both dumps are read alike, so names still pair.
 std::string text_of(const json& v, const std::string& at, const char* key, size_t max = kMaxName) {
-  return printable(string_of(v, at, key, max));
+  return printable(string_of(v, at, key, max), true);
 }
 
 // nlohmann's own conversion would turn 1e30 into an int64 with undefined behaviour.
@@ -325,7 +325,7 @@ std::map<std::string, std::string> run_of(const json& run) {
   for (const auto& [key, value] : run.items()) {
     std::string text = value.is_string() ? value.get<std::string>() : value.dump(-1, ' ', false, json::error_handler_t::replace);
     if (text.size() > kMaxRunValueShown) text = text.substr(0, kMaxRunValueShown) + "... (" + std::to_string(text.size()) + " bytes)";
-    out[printable(key.size() > kMaxName ? key.substr(0, kMaxName) : key)] = printable(text);
+    out[printable(key.size() > kMaxName ? key.substr(0, kMaxName) : key, true)] = printable(text);
   }
   return out;
 }

@@ -331,8 +331,9 @@ class NpyReader {
   explicit NpyReader(const std::string& path) : path_(path), fd_(open_regular_file(path)) {
     struct stat st {};
     if (::fstat(fd_, &st) != 0) {
+      const int err = errno;  // before close, which may set its own
       ::close(fd_);
-      throw Error("cannot stat: " + errno_text(errno)).file(path);
+      throw Error("cannot stat: " + errno_text(err)).file(path);
     }
     size_ = size_t(st.st_size);
   }

@@ -36,13 +36,15 @@ std::string hex_escape(const char* form, unsigned v) {
 
 }  // namespace
 
-std::string printable(std::string_view text) {
+std::string printable(std::string_view text, bool names) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const uint8_t c = uint8_t(text[i]);
     if (c < 0x20 || c == 0x7F) {
       out += hex_escape("\\x%02x", c), ++i;
+    } else if (c == '\\' && names) {
+      out += "\\\\", ++i;
     } else if (c < 0x80) {
       out += char(c), ++i;
     } else if (const size_t n = utf8_length(text, i); n == 0) {

@@ -12,6 +12,10 @@ namespace parity {
 // (C1 as \u00NN), and every byte that is not part of valid UTF-8 as \xNN. Printable text, valid
 // UTF-8 included, is returned unchanged, so printable(printable(t)) == printable(t): a name
 // escaped when read is not escaped again in a message that quotes it.
-std::string printable(std::string_view text);
+//
+// `names`: a name that identifies something (a layer, a role, a source), for which two different
+// texts must stay different: a backslash is doubled too, so the byte 0x01 (shown \x01) and the
+// four characters \x01 (shown \\x01) never pair as one layer. Not idempotent then: escape once.
+std::string printable(std::string_view text, bool names = false);
 
 }  // namespace parity

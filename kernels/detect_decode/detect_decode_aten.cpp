@@ -14,7 +14,8 @@
 
 namespace parity {
 
-// YOLOv5 v7.0 Detect.forward (inference) and Detect._make_grid, as tensor operations in float32.
+// YOLOv5 v7.0 Detect.forward (inference) and Detect._make_grid, as tensor operations in the
+// input's dtype, as _make_grid builds its grids in the anchors' (float16 in a model.half()).
 Tensor detect_decode_aten(const DetectDecodeParams& p, const Tensor& x) {
   check_inputs(DetectDecodeParams::kName, p.inputs(), {x});
   return aten_call(DetectDecodeParams::kName, [&] {
@@ -22,10 +23,11 @@ Tensor detect_decode_aten(const DetectDecodeParams& p, const Tensor& x) {
     const auto f32 = at::TensorOptions().dtype(at::kFloat).device(aten_device());
     const at::Tensor xs = to_aten(x).view({bs, na, no, ny, nx}).permute({0, 1, 3, 4, 2}).contiguous();
     const auto yx = at::meshgrid({at::arange(ny, f32), at::arange(nx, f32)}, "ij");
-    const at::Tensor grid = at::sub(at::stack({yx[1], yx[0]}, 2).expand({1, na, ny, nx, 2}), 0.5);
+    // Cell offsets (k - 0.5) and anchors (integers below 2048) are exact in every float type.
+    const at::Tensor grid = at::sub(at::stack({yx[1], yx[0]}, 2).expand({1, na, ny, nx, 2}), 0.5).to(xs.scalar_type());
     std::vector<float> anchors(p.anchors.begin(), p.anchors.end());
     const at::Tensor anchor_grid =
-        at::tensor(anchors, f32).view({1, na, 1, 1, 2}).expand({1, na, ny, nx, 2});
+        at::tensor(anchors, f32).view({1, na, 1, 1, 2}).expand({1, na, ny, nx, 2}).to(xs.scalar_type());
     const auto parts = at::sigmoid(xs).split({2, 2, no - 4}, 4);
     const at::Tensor xy = at::mul(at::add(at::mul(parts[0], 2), grid), double(p.stride));
     const at::Tensor wh = at::mul(at::pow(at::mul(parts[1], 2), 2), anchor_grid);

@@ -134,6 +134,17 @@ TEST_F(HostileDump, NamesAreShownEscaped) {
   expect_refused({"compare", a, c}, "\\xff");
 }
 
+// A control byte is shown as \x01, and the four characters \x01 as \\x01: two layers so named
+// stay two layers (found by a review: they used to pair, and compare passed).
+TEST_F(HostileDump, EscapedNamesStayDistinct) {
+  const std::string a = silu_dump(tmp_, "a", [](json& m) { m["layers"][0]["name"] = "act\x01"; });
+  const std::string b = silu_dump(tmp_, "b", [](json& m) { m["layers"][0]["name"] = "act\\x01"; });
+  const auto r = run_parity({"compare", a, b});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("act\\x01   missing in B"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("act\\\\x01  missing in A"), std::string::npos) << r.out;
+}
+
 TEST_F(HostileDump, FieldsAreCheckedAndNamed) {
   const std::string neg = silu_dump(tmp_, "neg", [](json& m) { m["layers"][0]["index"] = -5; });
   expect_refused({"compare", good_, neg}, "\"index\": negative (-5)");
