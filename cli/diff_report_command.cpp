@@ -16,7 +16,6 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json_nesting.h"
-#include "core/regular_file.h"
 
 namespace parity::cli {
 
@@ -61,12 +60,7 @@ constexpr size_t kMaxReportBytes = size_t(1) << 30;
 
 json parse_file(const std::string& path) {
   if (fs::is_directory(path)) throw Error("is a folder, not a JSON report").file(path);
-  const std::string text = read_regular_file(path, kMaxReportBytes);
-  try {
-    check_json_depth(text);
-  } catch (Error& e) {
-    throw e.file(path);
-  }
+  const std::string text = read_json_file(path, kMaxReportBytes);
   try {
     return json::parse(text);
   } catch (const json::parse_error& e) {

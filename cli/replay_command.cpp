@@ -69,10 +69,7 @@ HalfType cases_type(const std::vector<Case>& cases) {
 
 // The profile the cases are judged at: --precision, or their type's when that is coarser (the
 // judge follows each line's precision=).
-Precision judged_at(const Options& o, HalfType type) {
-  if (type == HalfType::None) return o.replay.precision;
-  return coarser(o.replay.precision, type == HalfType::Fp16 ? Precision::Fp16 : Precision::Bf16);
-}
+Precision judged_at(const Options& o, HalfType type) { return coarser(o.replay.precision, precision_of(type)); }
 
 int run_replay(const Options& o) {
   if (o.cases_file.empty() == o.case_line.empty()) throw Error("give a case file or --case 'LINE' (one of them)");

@@ -13,7 +13,6 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/json_nesting.h"
-#include "core/regular_file.h"
 #include "core/stats.h"
 #include "core/stopwatch.h"
 #include "kernels/aten/plugin.h"
@@ -29,12 +28,7 @@ constexpr size_t kMaxToleranceFileBytes = size_t(16) << 20;
 std::vector<std::pair<std::regex, ToleranceOverride>> read_tolerance_file(const std::string& path) {
   std::vector<std::pair<std::regex, ToleranceOverride>> out;
   nlohmann::ordered_json j;  // ordered: the last matching entry in file order wins
-  const std::string text = read_regular_file(path, kMaxToleranceFileBytes);
-  try {
-    check_json_depth(text);
-  } catch (Error& e) {
-    throw e.file(path);
-  }
+  const std::string text = read_json_file(path, kMaxToleranceFileBytes);
   try {
     j = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::exception& e) {
@@ -354,8 +348,7 @@ class LayerJudge {
     // A half-precision call (precision=fp16|bf16 on its line) is judged at that precision,
     // though its values travel as float32.
     for (const ReadCall* r : {&call_a_, &call_b_}) {
-      if (!r->call || r->call->half() == HalfType::None) continue;
-      v_.profile = coarser(v_.profile, r->call->half() == HalfType::Fp16 ? Precision::Fp16 : Precision::Bf16);
+      if (r->call) v_.profile = coarser(v_.profile, precision_of(r->call->half()));
     }
     for (const LayerSide* s : {&a_, &b_}) {
       for (const Tensor& t : s->outputs) {
@@ -539,7 +532,7 @@ class LayerJudge {
     if (s.judged) judged = TorchCallResult{*s.judged, {}, {}};
     if (!judged) {
       try {
-        judged = TorchCallResult{judged_in_float32_if_need_be(judge, *read.call, inputs), {}, {}};
+        judged = TorchCallResult{run_in_type(judge, *read.call, inputs), {}, {}};  // --judge aten at float16 on a CPU
       } catch (const Error& e) {
         c.note = "the judge (" + judge.name() + ") refuses these inputs: " + e.what();
         return c;
@@ -552,20 +545,6 @@ class LayerJudge {
       take_output_check(c, output_role(s.roles, k), r, s_label);
     }
     return c;
-  }
-
-  // The judge's outputs: a judge without a kernel for a half call's type (--judge aten on
-  // LibTorch's CPU, which has no float16 convolution) runs it in float32 on the same half values
-  // and rounds the result to the type, as `parity run` does for such a layer.
-  static std::vector<Tensor> judged_in_float32_if_need_be(const Backend& judge, const Call& call, const std::vector<Tensor>& inputs) {
-    try {
-      return judge.run(call, inputs);
-    } catch (const Unsupported&) {
-      if (call.half() == HalfType::None) throw;
-      std::vector<Tensor> out = judge.run(Call(with_half(call.line(), HalfType::None)), inputs);
-      round_floats(out, call.half());
-      return out;
-    }
   }
 
   // A float output beyond tolerance of an op with one answer and no dot-product bound (add, mul,

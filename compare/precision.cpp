@@ -56,6 +56,10 @@ std::string PrecisionStats::looks_like() const {
   return "";
 }
 
+Precision precision_of(HalfType half) {
+  return half == HalfType::Fp16 ? Precision::Fp16 : half == HalfType::Bf16 ? Precision::Bf16 : Precision::Fp32;
+}
+
 std::string PrecisionStats::cell() const {
   if (samples == 0) return "";
   return exact ? "exact" : fixed1(bits);

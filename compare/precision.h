@@ -54,6 +54,8 @@ Precision parse_precision(const std::string& name);
 Precision coarser(Precision a, Precision b);
 // The profile a dump of this float dtype was computed at, at least: float16 -> fp16, else fp32.
 Precision precision_of(DType dtype);
+// The profile of a call's half type (precision=fp16|bf16, kernels/call.h); fp32 for none.
+Precision precision_of(HalfType half);
 
 // The statistical test's thresholds on rms(e/σ): over the whole sample, and over the samples of
 // any one output channel (a defect confined to one channel, a wrong bias, hides in the whole).

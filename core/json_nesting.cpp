@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace parity {
 
@@ -22,6 +23,16 @@ void check_json_depth(std::string_view text, size_t max_depth) {
       --depth;
     }
   }
+}
+
+std::string read_json_file(const std::string& path, size_t max_bytes) {
+  std::string text = read_regular_file(path, max_bytes);
+  try {
+    check_json_depth(text);
+  } catch (Error& e) {
+    throw e.file(path);
+  }
+  return text;
 }
 
 }  // namespace parity

@@ -15,4 +15,8 @@ constexpr size_t kMaxJsonDepth = 64;
 // its strings, nest deeper than `max_depth`. Syntax is the parser's business, not this scan's.
 void check_json_depth(std::string_view text, size_t max_depth = kMaxJsonDepth);
 
+// A JSON file's text, to parse: a regular file of at most `max_bytes` (core/regular_file.h) whose
+// nesting check_json_depth passed; errors name the file.
+std::string read_json_file(const std::string& path, size_t max_bytes);
+
 }  // namespace parity

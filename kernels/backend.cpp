@@ -52,14 +52,28 @@ std::vector<Tensor> OpTableBackend::run(const Call& call, const std::vector<Tens
   return out;
 }
 
+Tensor rounded_to(const Tensor& t, HalfType h) {
+  if (h == HalfType::None || t.dtype() != DType::Float32) return t;
+  Tensor r = t.clone();  // outputs may be views of a mapping or of an input: never written through
+  float* v = r.mutable_data<float>();
+  for (int64_t i = 0; i < r.numel(); ++i) v[i] = round_to(v[i], h);
+  return r;
+}
+
 void round_floats(std::vector<Tensor>& tensors, HalfType h) {
-  if (h == HalfType::None) return;
-  for (Tensor& t : tensors) {
-    if (t.dtype() != DType::Float32) continue;
-    Tensor r = t.clone();  // outputs may be views of a mapping or of an input: never written through
-    float* v = r.mutable_data<float>();
-    for (int64_t i = 0; i < r.numel(); ++i) v[i] = round_to(v[i], h);
-    t = std::move(r);
+  for (Tensor& t : tensors) t = rounded_to(t, h);
+}
+
+std::vector<Tensor> run_in_type(const Backend& b, const Call& call, const std::vector<Tensor>& inputs, std::string* why_float32) {
+  if (why_float32) why_float32->clear();
+  try {
+    return b.run(call, inputs);
+  } catch (const Unsupported& e) {
+    if (call.half() == HalfType::None) throw;
+    if (why_float32) *why_float32 = e.what();
+    std::vector<Tensor> out = b.run(Call(with_half(call.line(), HalfType::None)), inputs);
+    round_floats(out, call.half());
+    return out;
   }
 }
 

@@ -24,8 +24,10 @@ namespace parity {
 // Throws parity::Error naming the op and the tensor when `inputs` do not match `specs`.
 void check_inputs(std::string_view op, const std::vector<TensorSpec>& specs, const std::vector<Tensor>& inputs);
 
-// Float32 tensors rounded to `h` (a half-precision call's inputs and outputs: kernels/call.h);
-// other dtypes as they are. Nothing for HalfType::None.
+// A float32 tensor rounded to `h` (a half-precision call's inputs and outputs: kernels/call.h),
+// as a new tensor; other dtypes, and HalfType::None, as they are.
+Tensor rounded_to(const Tensor& t, HalfType h);
+// rounded_to on each.
 void round_floats(std::vector<Tensor>& tensors, HalfType h);
 
 // An op implementation as the registry stores it: the call and its inputs in, outputs out.
@@ -100,6 +102,13 @@ std::vector<std::string> backend_names();
 // Whether the named backend computes on the GPU (cuda, aten:cuda*): its ops run one at a time
 // and its device is the GPU's name. False for a name nobody registered.
 bool runs_on_gpu(std::string_view name);
+
+// Runs `call` on `b`. A half call the backend has no kernel for (Unsupported: LibTorch's CPU has
+// no float16 convolution) runs in float32 on the same half values, its outputs rounded to the
+// type: what a half kernel gives within its rounding. `why_float32` (optional) gets the
+// backend's reason when that happened, else "". `parity run` takes such a layer so, and the
+// judge judges with it.
+std::vector<Tensor> run_in_type(const Backend& b, const Call& call, const std::vector<Tensor>& inputs, std::string* why_float32 = nullptr);
 
 // ---- Registering a backend ----
 // A backend registers itself from its own file with a registrar at namespace scope:

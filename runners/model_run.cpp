@@ -45,21 +45,16 @@ class LayerRunner {
     const Stopwatch watch;
     std::vector<Tensor> out;
     try {
-      try {
-        out = backend_.run(call, ts);
-      } catch (const Unsupported& e) {
-        // No half kernel for it on this backend (LibTorch's CPU has no float16 convolution, no
-        // half nms): it runs in float32 on the half values and its outputs are rounded to the
-        // type, so the next layer takes what a half kernel would give within its rounding and
-        // the dump's dataflow holds. Said once per op on stderr and in the manifest
-        // (run.float32_kernels); the line keeps its precision=, which the judge holds it to.
-        if (call.half() == HalfType::None) throw;
-        if (noted_.insert(call.op()).second) {
-          std::fprintf(stderr, "parity run: %s; %s layers run in float32 on this backend, rounded to %s\n", e.what(), call.op().c_str(),
-                       half_name(call.half()));
-        }
-        out = backend_.run(as_built, ts);
-        round_floats(out, call.half());
+      // No half kernel for it on this backend (LibTorch's CPU has no float16 convolution, no half
+      // nms): it runs in float32, rounded (run_in_type), so the next layer takes what a half
+      // kernel would give within its rounding and the dump's dataflow holds. Said once per op on
+      // stderr and in the manifest (run.float32_kernels); the line keeps its precision=, which
+      // the judge holds it to.
+      std::string why_float32;
+      out = run_in_type(backend_, call, ts, &why_float32);
+      if (!why_float32.empty() && noted_.insert(call.op()).second) {
+        std::fprintf(stderr, "parity run: %s; %s layers run in float32 on this backend, rounded to %s\n", why_float32.c_str(),
+                     call.op().c_str(), half_name(call.half()));
       }
     } catch (Error& e) {
       e.layer(name);
@@ -258,14 +253,8 @@ RunResult run_model(const RunOptions& o, const std::function<void(int64_t, int64
   }
 
   if (o.dtype != HalfType::None) {  // a half run's weights and image are values of its type, as model.half() makes them
-    for (auto& [key, t] : w) {
-      std::vector<Tensor> one = {t};
-      round_floats(one, o.dtype);
-      t = one[0];
-    }
-    std::vector<Tensor> one = {image};
-    round_floats(one, o.dtype);
-    image = one[0];
+    for (auto& [key, t] : w) t = rounded_to(t, o.dtype);
+    image = rounded_to(image, o.dtype);
   }
   if (dump) dump->set_run(provenance_of(o, w, image));
 
