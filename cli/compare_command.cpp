@@ -6,12 +6,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <map>
 
 #include "cli/command.h"
 #include "cli/compare_npy.h"
 #include "cli/exit_codes.h"
+#include "compare/bisect.h"
 #include "compare/dump_compare.h"
+#include "compare/layer_alignment.h"
 #include "compare/report.h"
 #include "compare/judge.h"
 #include "core/error.h"
@@ -82,43 +83,6 @@ std::string settle_precision(const Options& o, const Dump& a, const Dump& b, Com
   if (pa == Precision::Fp32 && pb == Precision::Fp32) return name;
   const std::string who = pa == pb ? "both runs" : pa == p ? "A's run" : "B's run";
   return name + " (auto: " + who + " recorded " + name + ")";
-}
-
-// One line when the two dumps are of different models (their manifests say so and fewer than
-// half of A's layers run the same call in B), or have no layer in common (no layer of A has a
-// namesake in B running the identical call: another batch or image size): the table would only
-// be a chain of "another call" or shape rows. Empty otherwise, and for a single layer, whose own
-// row says it.
-std::string not_comparable(const Dump& a, const Dump& b) {
-  // Runs of another batch or image size compute other shapes everywhere: one line says so.
-  for (const char* key : {"batch", "img"}) {
-    const auto x = a.run.find(key), y = b.run.find(key);
-    if (x != a.run.end() && y != b.run.end() && x->second != y->second) {
-      return fmt::format("A ran {} {} {}, B {} {}: the runs do not match, nothing to compare", a.model.empty() ? "-" : a.model, key,
-                         x->second, key, y->second);
-    }
-  }
-  if (a.layers.size() + b.layers.size() < 3) return "";
-  // An op parity does not know: as written; one it knows: canonical, in any precision (a half
-  // run against a float32 one computes the same calls).
-  auto call = [](const DumpLayer& l) { return l.call ? with_half(l.call->line(), HalfType::None) : l.line; };
-  std::map<std::pair<std::string, int64_t>, const DumpLayer*> in_b;
-  for (const DumpLayer& l : b.layers) in_b[{l.name, l.occurrence}] = &l;
-  size_t same = 0;
-  for (const DumpLayer& l : a.layers) {
-    const auto it = in_b.find({l.name, l.occurrence});
-    same += it != in_b.end() && call(l) == call(*it->second);
-  }
-  const bool other_model = !a.model.empty() && !b.model.empty() && a.model != b.model;
-  // A model named otherwise whose calls mostly agree (the same network recorded under another
-  // name) is compared as usual.
-  if (same > 0 && !(other_model && 2 * same < a.layers.size())) return "";
-  auto given = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
-  std::string line = fmt::format("A is {} on {}, B is {} on {}: {}{} of {} layers in A run the same call in B; nothing to compare",
-                                 given(a.model), given(a.backend), given(b.model), given(b.backend),
-                                 other_model ? "different models, " : "", same, a.layers.size());
-  if (!a.layers.empty() && !b.layers.empty()) line += " (first layers: A " + call(a.layers[0]) + ", B " + call(b.layers[0]) + ")";
-  return line;
 }
 
 // The backend a flag names, refused with the flag's name when unknown or unusable here.
@@ -250,39 +214,6 @@ int compare(const Options& o) {
   return exit_code(r);
 }
 
-// Runs the origin layer again on `backend_name` with each defective side's own inputs, and judges
-// that run against the side's recorded output: which of the two the judge agrees with.
-// `jo`: bisect's own judge options (--judge, --precision as settled, --atol/--rtol, --tol-file), so
-// the rerun judges as the bisect it follows did.
-void rerun(const Options& o, const JudgeOptions& jo, const Dump& a, const Dump& b, const LayerReport& origin) {
-  const Backend& be = backend(o.rerun);
-  for (const auto& [side, d] : {std::pair<const char*, const Dump*>{"A", &a}, {"B", &b}}) {
-    const DumpLayer* l = nullptr;
-    for (const DumpLayer& x : d->layers) l = x.name == origin.name && x.occurrence == origin.occurrence ? &x : l;
-    if (!l || l->inputs.empty()) continue;
-    // An origin can be a layer of an op parity does not know (an input no layer produced
-    // differs): there is nothing to run, which is an answer, not an error.
-    if (!be.supports(l->op)) {
-      fmt::print("rerun of {} on {} with {}'s inputs: not possible, {} has no {}\n", origin.name, be.name(), side, be.name(), l->op);
-      continue;
-    }
-    const LayerSide recorded = layer_side(*d, *l);
-    LayerSide again;
-    again.line = l->line, again.roles = recorded.roles, again.inputs = recorded.inputs;
-    again.outputs = be.run(l->line, recorded.inputs());
-    const LayerVerdict v = judge_layer(l->name, recorded, again, true, jo);
-    std::string what;
-    if (!v.differs) {
-      what = fmt::format("{} reproduces {}'s output", be.name(), side);
-    } else {
-      what = fmt::format("{} differs from {}'s output; against the judge ({}): {} {}, {} {}", be.name(), side, o.judge, side,
-                         v.a.ran ? (v.a.ok ? "matches" : "does not match") : "unchecked", be.name(),
-                         v.b.ran ? (v.b.ok ? "matches" : "does not match") : "unchecked");
-    }
-    fmt::print("rerun of {} on {} with {}'s inputs: {}\n", origin.name, be.name(), side, what);
-  }
-}
-
 int bisect(const Options& o) {
   // An unknown --rerun backend, or one that cannot run here, is a usage error before any dump
   // is read, divergence or not (rerun() itself runs only after the whole bisect).
@@ -305,40 +236,32 @@ int bisect(const Options& o) {
     for (const std::string& e : r.expected) fmt::print("expected: {}\n", e);
   }
   const int code = exit_code(r);
-  if (r.origin < 0) {
+  const Bisection found = bisection_of(r);
+  if (!found.origin) {
     if (code == kNothingChecked) {
       fmt::print("{}\n", nothing_checked(o));
-    } else if (code != kPassed) {
-      // Differences no local check could pin on a side: never a confident origin.
-      for (const LayerReport& l : r.layers) {
-        if (l.state == State::Failed || l.state == State::Unchecked) {
-          fmt::print("no confident origin: first unexplained difference at {} (layer {}, {}): {}: {}\n", l.name, l.index, l.op,
-                     state_name(l.state), l.note());
-          break;
-        }
-      }
-    } else {
+    } else if (code != kPassed && found.first_unexplained) {
+      const LayerReport& l = *found.first_unexplained;
+      fmt::print("no confident origin: first unexplained difference at {} (layer {}, {}): {}: {}\n", l.name, l.index, l.op,
+                 l.verdict_word(), l.note());
+    } else if (code == kPassed) {
       fmt::print("no divergence: {}\n", summary_line(r));
     }
   } else {
-    const LayerReport& origin = r.layers[size_t(r.origin)];
+    const LayerReport& origin = *found.origin;
     fmt::print("origin: {} (layer {}, {})\n  defective: {}\n  {}\n  call: {}\n", origin.name, origin.index, origin.op,
-               defective_text(origin),
-               origin.reason, origin.line);
-    std::vector<std::string> propagated;
-    for (const LayerReport& l : r.layers) {
-      if (!l.propagated_from.empty()) propagated.push_back(l.name);
+               defective_text(origin), origin.reason, origin.line);
+    if (!found.propagated.empty()) {
+      fmt::print("propagated: {} later layers differ as far as their inputs do, {} .. {}\n", found.propagated.size(),
+                 found.propagated.front(), found.propagated.back());
     }
-    if (!propagated.empty()) {
-      fmt::print("propagated: {} later layers differ as far as their inputs do, {} .. {}\n", propagated.size(), propagated.front(),
-                 propagated.back());
+    for (const LayerReport* l : found.other_origins) {
+      fmt::print("also an origin: {} (layer {}, defective: {}): {}\n", l->name, l->index,
+                 l->defective == Sides::None ? "the data" : sides_name(l->defective), l->reason);
     }
-    for (int64_t i : r.other_origins) {
-      const LayerReport& l = r.layers[size_t(i)];
-      fmt::print("also an origin: {} (layer {}, defective: {}): {}\n", l.name, l.index,
-                 l.defective == Sides::None ? "the data" : sides_name(l.defective), l.reason);
+    if (!o.rerun.empty()) {
+      for (const std::string& line : rerun_origin(backend(o.rerun), o.judge, co.judge, a, b, origin)) fmt::print("{}\n", line);
     }
-    if (!o.rerun.empty()) rerun(o, co.judge, a, b, origin);
   }
   fmt::print("{}\n", summary_line(r));
   if (!o.json.empty()) write_json(o.json, r, header_of(o, a, b, precision));

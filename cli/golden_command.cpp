@@ -105,7 +105,7 @@ int update(Options o) {
       if (identical) continue;
       ++moved;
       const TensorDiff* w = l.worst();
-      fmt::print("{}/{}: moved, max abs {:.3g}{}\n", name, l.name, w ? w->max_abs : 0.0, l.structural ? " (" + l.reason + ")" : "");
+      fmt::print("{}/{}: moved, max abs {:.3g}{}\n", name, l.name, w ? w->max_abs : 0.0, l.structural() ? " (" + l.reason + ")" : "");
     }
     fmt::print("{}: {} of {} layers moved\n", name, moved, r.layers.size());
     // Every tensor the same: the pack stays as it is, so a review sees only what moved (not

@@ -28,6 +28,7 @@
 
 #include "compare/dump_reader.h"
 #include "compare/judge.h"
+#include "compare/row_state.h"
 
 namespace parity {
 
@@ -41,20 +42,26 @@ struct LayerReport {
   std::string line_b;          // B's call when it is written otherwise
   int64_t index = -1;            // in dump A (B when A lacks the layer)
   int64_t occurrence = 0;        // among layers of the same name
-  State state = State::Passed;
-  bool structural = false, explained = false, origin = false;
+  RowState state = RowState::Passed;  // decide_row's: the one value every report reads
+  OriginCause cause = OriginCause::None;  // origins: how
   Sides defective = Sides::None;  // origins: the side(s) not matching the judge on their own inputs
-  bool rewired = false;           // origins: an input comes from another layer on one side (the model code)
   std::string reason;             // one line
-  std::string propagated_from;    // the origin upstream of a failing, explained layer
+  std::string propagated_from;    // propagated rows: the origin upstream
   LayerVerdict verdict;           // outputs A against B and the local checks
 
   const TensorDiff* worst() const { return verdict.worst(); }
-  // FAILED (or UNCHECKED) only because an origin upstream made its inputs differ: each side
-  // matches the judge on its own inputs, or cannot be checked.
-  bool propagated() const { return state == State::Failed && !propagated_from.empty(); }
-  // The state every report format writes: state_name, or PROPAGATED.
-  std::string verdict_word() const;
+  bool origin() const { return state == RowState::Origin; }
+  bool propagated() const { return state == RowState::Propagated; }
+  bool explained() const { return state == RowState::Explained; }
+  bool passed() const { return state == RowState::Passed || state == RowState::Explained; }
+  // Another model code here, or a side's outputs of another count, shape or dtype: no
+  // element-wise figures say how far apart the sides are.
+  bool structural() const {
+    return state == RowState::Structural ||
+           (state == RowState::Origin && (cause == OriginCause::KernelShape || cause == OriginCause::Wiring));
+  }
+  // The state every report format writes: PASSED, FAILED, PROPAGATED, UNCHECKED or MISTRUSTED.
+  std::string verdict_word() const { return row_state_word(state); }
   // The one note every report format prints for this row.
   std::string note() const;
 };
@@ -86,14 +93,5 @@ struct CompareResult {
 };
 
 CompareResult compare_dumps(const Dump& a, const Dump& b, const CompareOptions& o);
-
-// The sides of a dump layer as the judge takes them: outputs loaded (bytes verified, hashes
-// computed from them), inputs loaded on demand, none when the dump did not record them.
-LayerSide layer_side(const Dump& d, const DumpLayer& l);
-// The two sides of a paired layer, read as a comparison reads them: outputs whose bytes differ
-// streamed by the judge (`stream`: the element-wise pass; floats of one dtype and shape) or read
-// whole, the same bytes only mapped (the mistrust scan reads few of them); inputs on demand,
-// mapped in the element-wise pass, read whole for a local check.
-std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, const Dump& b, const DumpLayer& lb, bool stream);
 
 }  // namespace parity

@@ -42,6 +42,14 @@ struct DumpLayer {
   std::shared_ptr<const Call> call;  // `line` read once, when the manifest is: null for an op parity does not know
   double time_ms = 0;
   std::vector<DumpTensorInfo> inputs, outputs;
+
+  // The input of this role; null when there is none.
+  const DumpTensorInfo* input_named(const std::string& role) const {
+    for (const DumpTensorInfo& t : inputs) {
+      if (t.role == role) return &t;
+    }
+    return nullptr;
+  }
 };
 
 struct Dump {

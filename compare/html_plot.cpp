@@ -47,7 +47,7 @@ bool worse_than(const TensorDiff& x, const TensorDiff& y) { return x.bad > y.bad
 
 LayerMarks marks_of(const LayerReport& l) {
   LayerMarks m;
-  m.structural = l.structural || l.verdict.structural || l.verdict.outputs.empty();
+  m.structural = l.structural() || l.verdict.structural || l.verdict.outputs.empty();
   for (const OutputVerdict& t : l.verdict.outputs) {
     if (t.diff.structural) {
       m.structural = true;
@@ -60,15 +60,16 @@ LayerMarks marks_of(const LayerReport& l) {
 }
 
 const char* state_class(const LayerReport& l) {
-  if (l.origin) return "s-origin";
-  if (l.propagated()) return "s-propagated";
   switch (l.state) {
-    case State::Passed: return "s-passed";
-    case State::Failed: return "s-failed";
-    case State::Mistrusted: return "s-mistrusted";
-    case State::Unchecked: return "s-unchecked";
-    default: return "s-skipped";
+    case RowState::Origin: return "s-origin";
+    case RowState::Propagated: return "s-propagated";
+    case RowState::Passed:
+    case RowState::Explained: return "s-passed";
+    case RowState::Structural: return "s-failed";
+    case RowState::Mistrusted: return "s-mistrusted";
+    case RowState::Unchecked: return "s-unchecked";
   }
+  return "s-failed";
 }
 
 namespace {
@@ -307,7 +308,7 @@ std::string tolerance_svg(const PlotFrame& f, const std::vector<LayerMarks>& mar
 
 // What hovering a layer's column says: its state, each kind of figure, its note.
 std::string layer_tooltip(size_t row, const LayerReport& l, const LayerMarks& m) {
-  std::string t = fmt::format("#{} {} ({}): {}{}", row, l.name, l.op, l.verdict_word(), l.origin ? ", origin" : "");
+  std::string t = fmt::format("#{} {} ({}): {}{}", row, l.name, l.op, l.verdict_word(), l.origin() ? ", origin" : "");
   if (const OutputVerdict* o = m.float_out) {
     t += fmt::format("\nfloat {}: max abs {:.3g}, tolerance at the worst element {:.3g}", o->role, o->diff.max_abs, o->diff.worst_allowed);
   }
@@ -322,9 +323,9 @@ std::string layer_tooltip(size_t row, const LayerReport& l, const LayerMarks& m)
 // One layer: a transparent column (hover target and tooltip) and its marks, all one link to the
 // layer's table row.
 std::string layer_svg(const PlotFrame& f, size_t row, const LayerReport& l, const LayerMarks& m) {
-  const double x = f.x(row), origin_scale = l.origin ? 1.6 : 1.0;
-  const double r = std::max(f.marker_radius() * origin_scale, l.origin ? 5.0 : 0.0);
-  const std::string cls = std::string(state_class(l)) + (l.explained && l.state == State::Passed ? " explained" : "");
+  const double x = f.x(row), origin_scale = l.origin() ? 1.6 : 1.0;
+  const double r = std::max(f.marker_radius() * origin_scale, l.origin() ? 5.0 : 0.0);
+  const std::string cls = std::string(state_class(l)) + (l.explained() ? " explained" : "");
   std::string s = fmt::format("<a href='{}' class='layer'><title>{}</title>", row_link(row), escape(layer_tooltip(row, l, m)));
   s += fmt::format("<rect x='{:.1f}' y='{:.1f}' width='{:.1f}' height='{:.1f}' class='col'/>", x - f.step() / 2, band_top(), f.step(),
                    band_height());

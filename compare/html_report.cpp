@@ -55,9 +55,9 @@ std::string origin_html(const CompareResult& r) {
 std::string row_tags(const LayerReport& l, const LayerMarks& m) {
   std::string t = l.verdict_word();
   std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  if (l.state != State::Passed) t += " notpassed";
-  if (l.origin) t += " origin";
-  if (l.explained) t += " explained";
+  if (!l.passed()) t += " notpassed";
+  if (l.origin()) t += " origin";
+  if (l.explained()) t += " explained";
   if (!l.propagated_from.empty()) t += " propagated";
   if (m.structural) t += " structural";
   if (m.exact_out) t += " exact";
@@ -66,20 +66,21 @@ std::string row_tags(const LayerReport& l, const LayerMarks& m) {
 
 // The state column sorts by severity: origins first, then failures.
 int state_rank(const LayerReport& l) {
-  if (l.origin) return 0;
-  if (l.propagated()) return 2;
   switch (l.state) {
-    case State::Failed: return 1;
-    case State::Unchecked: return 3;
-    case State::Mistrusted: return 4;
-    case State::Passed: return l.explained ? 5 : 6;
-    default: return 7;
+    case RowState::Origin: return 0;
+    case RowState::Structural: return 1;
+    case RowState::Propagated: return 2;
+    case RowState::Unchecked: return 3;
+    case RowState::Mistrusted: return 4;
+    case RowState::Explained: return 5;
+    case RowState::Passed: return 6;
   }
+  return 7;
 }
 
 std::string layer_cell(const LayerReport& l, const LayerMarks& m) {
   std::string s = escape(l.name);
-  if (l.origin) s += "<span class='tag origin'>origin</span>";
+  if (l.origin()) s += "<span class='tag origin'>origin</span>";
   if (m.exact_out) {
     s += "<span class='tag exact' title='integer or bool output, compared exactly: max abs is a difference of values such as "
          "indices, not an error'>int/bool</span>";

@@ -1,8 +1,15 @@
 #include "compare/layer_alignment.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
+#include <regex>
+#include <sstream>
 #include <unordered_map>
+
+#include "kernels/backend.h"
+#include "kernels/torch_calls.h"
 
 namespace parity {
 namespace {
@@ -117,6 +124,175 @@ std::vector<int64_t> align_layers(const std::vector<AlignedLayer>& a, const std:
   pair_gaps_by_name(a, b, twin);
   pair_reordered(a, b, twin);
   return twin;
+}
+
+
+namespace {
+
+// Whether a field of an unknown op's line says where or how a tensor is placed, not what is
+// computed: its device (as a keyword, or a positional `.to(device)`), its memory layout, pinning,
+// whether autograd follows it. Two runs of one model on the CPU and on a GPU differ in these.
+bool placement_field(const std::string& key, const std::string& value) {
+  if (placement_argument(key)) return true;
+  if (value.rfind("device(", 0) == 0) return true;
+  static const std::regex device_text(R"(^['"](cpu|cuda|mps|xpu|meta)(:[0-9]+)?['"]$)");
+  return std::regex_match(value, device_text);
+}
+
+// A floating dtype argument (`dtype=`, or a positional `.to(torch.float16)`) names the run's
+// precision, not the call: a float64 or float16 run and a float32 one run the same model. Every
+// floating dtype reads as one word; an integer or bool dtype stays itself.
+std::string dtype_identity(const std::string& value) {
+  static const std::regex floating(R"(^torch\.(float(16|32|64)?|half|double|bfloat16)$)");
+  return std::regex_match(value, floating) ? "floating" : value;
+}
+
+// A call's identity: a known op's canonical line; for an op parity does not know, its words with
+// the fields sorted, one space apart (another tool may write the same call's fields in any order
+// and spacing), without the fields that place tensors (placement_field), and with any floating
+// dtype as one word (dtype_identity); a known op's line without its precision= (a half run's op
+// that one backend ran in float32 for want of a half kernel). Two correct runs on two devices or
+// in two precisions name the same calls.
+std::string canonical_call(const std::string& line) {
+  if (is_known_op(op_name_of(line))) return with_half(canonical_line(line), HalfType::None);
+  std::istringstream in(line);
+  std::string op, word;
+  in >> op;
+  std::vector<std::string> fields;
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (placement_field(key, value)) continue;
+    fields.push_back(eq == std::string::npos ? word : key + "=" + dtype_identity(value));
+  }
+  std::sort(fields.begin(), fields.end());
+  for (const std::string& f : fields) op += " " + f;
+  return op;
+}
+
+// key -> value of a line's fields (flags map to ""; the op to the key "").
+std::map<std::string, std::string> fields_of(const std::string& line) {
+  std::map<std::string, std::string> f;
+  std::istringstream in(line);
+  std::string word;
+  in >> f[""];
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    f[word.substr(0, eq)] = eq == std::string::npos ? "" : word.substr(eq + 1);
+  }
+  return f;
+}
+
+
+
+// A call without the fields that give its input tensors' shapes: what it computes, whatever
+// the data made of the shapes (a per-class loop keeps another number of boxes on each side).
+// A field is a shape when its key is an input's role (`in1`, `x` for cat's `x0`, `x1`...) or its
+// value reads as one (`2x3`, `1x2,1x3`, `scalar`).
+std::string call_without_shapes(const DumpLayer& l, const std::string& canonical) {
+  static const std::regex shape(R"(^(scalar|[0-9]+(x[0-9]+)+)(,(scalar|[0-9]+(x[0-9]+)*))*$)");
+  const auto is_role = [&](const std::string& key) {
+    for (const DumpTensorInfo& t : l.inputs) {
+      if (t.role == key || (t.role.rfind(key, 0) == 0 && t.role.find_first_not_of("0123456789_", key.size()) == std::string::npos)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  std::istringstream in(canonical);
+  std::string word, out;
+  in >> out;
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    if (eq != std::string::npos && (is_role(word.substr(0, eq)) || std::regex_match(word.substr(eq + 1), shape))) continue;
+    out += " " + word;
+  }
+  return out;
+}
+
+// What alignment pairs a layer by: its op, its name without the counter that numbers calls of
+// one kind in a scope ("model.24.mul.5" is model.24's sixth mul: another call before it shifts
+// the count), and its call without its input shapes (call_without_shapes). `canonical`: each
+// layer's canonical_call.
+std::vector<AlignedLayer> alignment_of(const Dump& d, const std::vector<std::string>& canonical) {
+  static const std::regex counter(R"(\.[0-9]+$)");
+  std::vector<AlignedLayer> out;
+  out.reserve(d.layers.size());
+  for (size_t i = 0; i < d.layers.size(); ++i) {
+    const DumpLayer& l = d.layers[i];
+    out.push_back({l.op + '\n' + std::regex_replace(l.name, counter, "") + '\n' + call_without_shapes(l, canonical[i]), l.name});
+  }
+  return out;
+}
+
+// Each layer's canonical_call, once for the whole comparison (a known op's from the call its
+// manifest was read with).
+std::vector<std::string> canonical_calls(const Dump& d) {
+  std::vector<std::string> out;
+  out.reserve(d.layers.size());
+  for (const DumpLayer& l : d.layers) out.push_back(l.call ? with_half(l.call->line(), HalfType::None) : canonical_call(l.line));
+  return out;
+}
+
+}  // namespace
+
+// Two canonical lines that differ only in their numbers: each run of digits read as one mark.
+bool only_numbers_differ(const std::string& ca, const std::string& cb) {
+  static const std::regex digits("[0-9]+");
+  return std::regex_replace(ca, digits, "#") == std::regex_replace(cb, digits, "#");
+}
+
+// The same op with the same fields, whatever their values.
+bool same_fields(const std::string& ca, const std::string& cb) {
+  if (ca == cb) return true;
+  if (ca.substr(0, ca.find(' ')) != cb.substr(0, cb.find(' '))) return false;
+  const auto fa = fields_of(ca), fb = fields_of(cb);
+  if (fa.size() != fb.size()) return false;
+  for (auto ia = fa.begin(), ib = fb.begin(); ia != fa.end(); ++ia, ++ib) {
+    if (ia->first != ib->first) return false;
+  }
+  return true;
+}
+
+DumpPair pair_dumps(const Dump& a, const Dump& b) {
+  DumpPair p{a, b, {}, std::vector<int64_t>(b.layers.size(), -1), {canonical_calls(a), canonical_calls(b)}};
+  p.b_of_a = align_layers(alignment_of(a, p.canonical[0]), alignment_of(b, p.canonical[1]));
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    if (p.b_of_a[i] >= 0) p.a_of_b[size_t(p.b_of_a[i])] = int64_t(i);
+  }
+  return p;
+}
+
+std::string not_comparable(const Dump& a, const Dump& b) {
+  // Runs of another batch or image size compute other shapes everywhere: one line says so.
+  for (const char* key : {"batch", "img"}) {
+    const auto x = a.run.find(key), y = b.run.find(key);
+    if (x != a.run.end() && y != b.run.end() && x->second != y->second) {
+      return fmt::format("A ran {} {} {}, B {} {}: the runs do not match, nothing to compare", a.model.empty() ? "-" : a.model, key,
+                         x->second, key, y->second);
+    }
+  }
+  if (a.layers.size() + b.layers.size() < 3) return "";
+  // An op parity does not know: as written; one it knows: canonical, in any precision (a half
+  // run against a float32 one computes the same calls).
+  auto call = [](const DumpLayer& l) { return l.call ? with_half(l.call->line(), HalfType::None) : l.line; };
+  std::map<std::pair<std::string, int64_t>, const DumpLayer*> in_b;
+  for (const DumpLayer& l : b.layers) in_b[{l.name, l.occurrence}] = &l;
+  size_t same = 0;
+  for (const DumpLayer& l : a.layers) {
+    const auto it = in_b.find({l.name, l.occurrence});
+    same += it != in_b.end() && call(l) == call(*it->second);
+  }
+  const bool other_model = !a.model.empty() && !b.model.empty() && a.model != b.model;
+  // A model named otherwise whose calls mostly agree (the same network recorded under another
+  // name) is compared as usual.
+  if (same > 0 && !(other_model && 2 * same < a.layers.size())) return "";
+  auto given = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+  std::string line = fmt::format("A is {} on {}, B is {} on {}: {}{} of {} layers in A run the same call in B; nothing to compare",
+                                 given(a.model), given(a.backend), given(b.model), given(b.backend),
+                                 other_model ? "different models, " : "", same, a.layers.size());
+  if (!a.layers.empty() && !b.layers.empty()) line += " (first layers: A " + call(a.layers[0]) + ", B " + call(b.layers[0]) + ")";
+  return line;
 }
 
 }  // namespace parity

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "compare/dump_reader.h"
+
 namespace parity {
 
 struct AlignedLayer {
@@ -23,5 +25,34 @@ struct AlignedLayer {
 // another order.
 std::vector<int64_t> align_layers(const std::vector<AlignedLayer>& a, const std::vector<AlignedLayer>& b,
                                   int64_t max_edits = 2048);
+
+// Two dumps and which layer of one is which layer of the other: what a comparison walks.
+struct DumpPair {
+  const Dump& a;
+  const Dump& b;
+  std::vector<int64_t> b_of_a, a_of_b;    // the paired layer on the other side, or -1
+  std::vector<std::string> canonical[2];  // each layer's call as pairing reads it (canonical_call), by side
+
+  const Dump& side(int s) const { return s == 0 ? a : b; }
+  // Layer i of `side`'s twin on the other side, or -1.
+  int64_t twin(int side, int64_t i) const { return (side == 0 ? b_of_a : a_of_b)[size_t(i)]; }
+};
+
+// Pairs the layers of two dumps by what they compute: the key of each layer is its op, its name
+// without the counter that numbers calls of one kind in a scope ("model.24.mul.5"), and its
+// canonical call without its input shapes; then align_layers.
+DumpPair pair_dumps(const Dump& a, const Dump& b);
+
+// Two canonical calls with the same op and the same fields, whatever their values.
+bool same_fields(const std::string& ca, const std::string& cb);
+// Two canonical calls that differ only in their numbers (each run of digits read as one mark).
+bool only_numbers_differ(const std::string& ca, const std::string& cb);
+
+// One line when the two dumps cannot be compared at all: runs of another batch or image size,
+// different models (their manifests say so and fewer than half of A's layers run the same call in
+// B), or no layer in common (no layer of A has a namesake in B running the identical call). The
+// table would only be a chain of "another call" or shape rows. "" otherwise, and for a single
+// layer, whose own row says it.
+std::string not_comparable(const Dump& a, const Dump& b);
 
 }  // namespace parity

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/half.h"
 #include "core/stats.h"
 
 namespace parity {
@@ -58,6 +59,24 @@ std::string PrecisionStats::looks_like() const {
 
 Precision precision_of(HalfType half) {
   return half == HalfType::Fp16 ? Precision::Fp16 : half == HalfType::Bf16 ? Precision::Bf16 : Precision::Fp32;
+}
+
+bool is_rounded(const Tensor& fine, const Tensor& coarse, Precision p) {
+  const auto round = [p](float v) {
+    switch (p) {
+      case Precision::Fp16: return half_to_float(float_to_half(v));
+      case Precision::Bf16: return round_mantissa(v, 7);
+      case Precision::Tf32: return round_mantissa(v, 10);
+      case Precision::Fp32: break;
+    }
+    return v;
+  };
+  if (fine.numel() != coarse.numel()) return false;
+  for (int64_t i = 0; i < fine.numel(); ++i) {
+    const float f = float(element_as_double(fine, i)), c = float(element_as_double(coarse, i));
+    if (float_bits(round(f)) != float_bits(c) && float_bits(f) != float_bits(c)) return false;
+  }
+  return true;
 }
 
 std::string PrecisionStats::cell() const {

@@ -56,6 +56,9 @@ Precision coarser(Precision a, Precision b);
 Precision precision_of(DType dtype);
 // The profile of a call's half type (precision=fp16|bf16, kernels/call.h); fp32 for none.
 Precision precision_of(HalfType half);
+// `coarse` is `fine` element for element, each value as is or rounded to `p` (to nearest even:
+// float16's range and mantissa, bfloat16's 7 or TF32's 10 mantissa bits); false for other counts.
+bool is_rounded(const Tensor& fine, const Tensor& coarse, Precision p);
 
 // The statistical test's thresholds on rms(e/σ): over the whole sample, and over the samples of
 // any one output channel (a defect confined to one channel, a wrong bias, hides in the whole).

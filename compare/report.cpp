@@ -24,7 +24,7 @@ std::string nd_text(const std::vector<int64_t>& idx) {
   return t + "]";
 }
 
-std::string state_text(const LayerReport& l) { return l.verdict_word() + (l.origin ? "*" : ""); }
+std::string state_text(const LayerReport& l) { return l.verdict_word() + (l.origin() ? "*" : ""); }
 
 }  // namespace
 
@@ -95,7 +95,7 @@ nlohmann::json side_json(const SideCheck& c) {
 
 std::string defective_text(const LayerReport& l) {
   if (l.defective != Sides::None) return sides_name(l.defective);
-  return l.rewired ? "neither kernel: the model code feeds this layer otherwise on the two runs (another layer, view or copy)"
+  return l.cause == OriginCause::Wiring ? "neither kernel: the model code feeds this layer otherwise on the two runs (another layer, view or copy)"
                    : "neither kernel: the data the two runs were given";
 }
 
@@ -125,12 +125,12 @@ double error_over_tolerance(const LayerReport& l) {
       e = std::fabs(d.worst_a - d.worst_b) / d.worst_allowed;
       if (!std::isfinite(e)) e = inf;
     } else if (d.bad > 0) {  // integers, bools, NaN/Inf positions, or an exact float tolerance
-      e = l.state == State::Passed ? 0 : inf;
+      e = l.passed() ? 0 : inf;
     }
     worst = std::max(worst, e);
   }
   // A layer judged without outputs (only one side has it, another call) is as far off as it gets.
-  if (l.verdict.outputs.empty() && l.state != State::Passed) worst = inf;
+  if (l.verdict.outputs.empty() && !l.passed()) worst = inf;
   return worst;
 }
 
@@ -147,7 +147,7 @@ std::string ratio_text(double e) {
 std::vector<const LayerReport*> shown_layers(const CompareResult& r, const TableView& v) {
   std::vector<const LayerReport*> shown;
   for (const LayerReport& l : r.layers) {
-    if (!v.failed_only || l.state != State::Passed) shown.push_back(&l);
+    if (!v.failed_only || !l.passed()) shown.push_back(&l);
   }
   if (v.top > 0) {
     std::vector<std::pair<double, const LayerReport*>> ranked;
@@ -266,9 +266,9 @@ void write_json(const std::string& path, const CompareResult& r, const ReportHea
     nlohmann::json outs = nlohmann::json::array();
     for (const OutputVerdict& t : l.verdict.outputs) outs.push_back(diff_json(t));
     layers.push_back({{"index", l.index}, {"occurrence", l.occurrence}, {"name", l.name}, {"op", l.op}, {"params", l.line},
-                      {"params_b", l.line_b}, {"state", l.verdict_word()}, {"structural", l.structural},
-                      {"explained", l.explained}, {"origin", l.origin}, {"defective", sides_name(l.defective)},
-                      {"defective_text", l.origin ? defective_text(l) : std::string()},
+                      {"params_b", l.line_b}, {"state", l.verdict_word()}, {"structural", l.structural()},
+                      {"explained", l.explained()}, {"origin", l.origin()}, {"defective", sides_name(l.defective)},
+                      {"defective_text", l.origin() ? defective_text(l) : std::string()},
                       {"propagated_from", l.propagated_from}, {"reason", l.reason}, {"note", l.note()},
                       {"effective_bits", l.verdict.precision_stats() && !l.verdict.precision_stats()->exact
                                              ? number(l.verdict.precision_stats()->bits) : nlohmann::json(nullptr)},
@@ -312,8 +312,8 @@ void write_csv(const std::string& path, const CompareResult& r) {
       const TensorDiff d = t ? t->diff : TensorDiff{};
       const std::string bits = t && t->stats.samples > 0 ? (t->stats.exact ? "exact" : fmt::format("{:.2f}", t->stats.bits)) : "";
       s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},{},{}\n", l.index,
-                       csv_field(l.name), l.occurrence, l.op, t ? t->role : "", l.verdict_word(), l.explained ? 1 : 0,
-                       l.origin ? 1 : 0, sides_name(l.defective), csv_field(l.propagated_from),
+                       csv_field(l.name), l.occurrence, l.op, t ? t->role : "", l.verdict_word(), l.explained() ? 1 : 0,
+                       l.origin() ? 1 : 0, sides_name(l.defective), csv_field(l.propagated_from),
                        t ? elementwise_text(*t) : "", d.max_abs, d.mean_abs, d.max_rel, d.rmse,
                        d.cosine, d.max_ulp, bits, d.bad, d.count, csv_field(nd_text(d.worst_nd)), csv_field(l.note()));
     }

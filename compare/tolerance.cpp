@@ -31,6 +31,12 @@ Tolerance profile_tolerance(DType dtype, const PrecisionProfile& profile) {
   return default_tolerance(dtype);
 }
 
+Tolerance copy_tolerance(DType dtype, const PrecisionProfile& profile) {
+  Tolerance t = profile_tolerance(dtype, profile);
+  t.atol *= 16, t.rtol *= 16;
+  return t;
+}
+
 double dot_product_bound_scale(int64_t K, const PrecisionProfile& profile) {
   // Inputs rounded to u_in: each product within (2 u_in + u_in^2) |x w| of the exact one.
   const double u_in = profile.input_bits < 23 ? profile.u_in() : 0.0;

@@ -35,6 +35,10 @@ double dot_product_bound_scale(int64_t K, const PrecisionProfile& profile);
 // The defaults for a float output under a profile: the dtype's for fp32 and tf32 (TF32 rounds
 // only conv and matmul inputs), torch.testing's float16 and bfloat16 ones for fp16 and bf16.
 Tolerance profile_tolerance(DType dtype, const PrecisionProfile& profile);
+// Two copies of data that agrees, A's against B's (a slice, a crop, a cached grid), where no
+// chain of views and copies was recorded to check each side against its own producer: 16 times
+// profile_tolerance. Copies of agreeing data stay well within it, a wrong slice does not.
+Tolerance copy_tolerance(DType dtype, const PrecisionProfile& profile);
 
 // The effective precision of `actual` against `expected` (output `index` of `call` on `inputs`)
 // and, for conv2d with its inputs at hand, the statistical test (compare/precision.h), from

@@ -7,6 +7,7 @@
 #include "cases/case_file.h"
 #include "compare/dump_reader.h"
 #include "compare/dump_compare.h"
+#include "compare/layer_sides.h"
 #include "compare/judge.h"
 #include "core/atomic_file.h"
 #include "core/error.h"

@@ -42,12 +42,14 @@ OutputVerdict index_output(int64_t bad, int64_t count, double max_abs) {
   return t;
 }
 
-LayerReport layer(const std::string& name, const std::string& op, State state, std::vector<OutputVerdict> outputs) {
+LayerReport layer(const std::string& name, const std::string& op, RowState state, std::vector<OutputVerdict> outputs) {
   LayerReport l;
   l.name = name;
   l.op = op;
   l.state = state;
-  l.verdict.state = state;
+  l.verdict.state = state == RowState::Passed || state == RowState::Explained ? State::Passed
+                    : state == RowState::Unchecked                             ? State::Unchecked
+                                                                               : State::Failed;
   l.verdict.outputs = std::move(outputs);
   return l;
 }
@@ -56,27 +58,25 @@ LayerReport layer(const std::string& name, const std::string& op, State state, s
 // explained layer, and a second origin.
 CompareResult sample_result() {
   CompareResult r;
-  r.layers.push_back(layer("model.0.conv", "conv2d", State::Passed, {float_output(0, 0)}));
-  r.layers.push_back(layer("model.0.act", "silu", State::Passed, {float_output(2e-6, 1e-5)}));
-  LayerReport origin = layer("model.1.conv", "conv2d", State::Failed, {float_output(0.05, 1.2e-5, 1600)});
-  origin.origin = true;
+  r.layers.push_back(layer("model.0.conv", "conv2d", RowState::Passed, {float_output(0, 0)}));
+  r.layers.push_back(layer("model.0.act", "silu", RowState::Passed, {float_output(2e-6, 1e-5)}));
+  LayerReport origin = layer("model.1.conv", "conv2d", RowState::Origin, {float_output(0.05, 1.2e-5, 1600)});
+  origin.cause = OriginCause::Kernel;
   origin.defective = Sides::B;
   origin.reason = "B is not the judge's on B's own inputs";
   r.layers.push_back(origin);
-  LayerReport sort = layer("nms.0.sort", "argsort", State::Failed, {index_output(10, 50, 37)});
+  LayerReport sort = layer("nms.0.sort", "argsort", RowState::Propagated, {index_output(10, 50, 37)});
   sort.propagated_from = "model.1.conv";
   sort.reason = "each side matches the judge on its own inputs: out0: 10 of 50 elements differ";
   r.layers.push_back(sort);
-  LayerReport missing = layer("nms.0.output", "index", State::Failed, {});
-  missing.structural = true;
+  LayerReport missing = layer("nms.0.output", "index", RowState::Structural, {});
   missing.reason = "only in A";
   r.layers.push_back(missing);
-  LayerReport explained = layer("model.2.cv1.conv", "conv2d", State::Passed, {float_output(3e-4, 2e-5, 3)});
-  explained.explained = true;
+  LayerReport explained = layer("model.2.cv1.conv", "conv2d", RowState::Explained, {float_output(3e-4, 2e-5, 3)});
   explained.reason = "each side matches the judge on its own inputs: out0: A < B";
   r.layers.push_back(explained);
-  LayerReport second = layer("model.3.conv", "conv2d", State::Failed, {float_output(0.1, 1e-5, 7)});
-  second.origin = true;
+  LayerReport second = layer("model.3.conv", "conv2d", RowState::Origin, {float_output(0.1, 1e-5, 7)});
+  second.cause = OriginCause::Kernel;
   second.defective = Sides::A;
   second.reason = "A is not the judge's on A's own inputs";
   r.layers.push_back(second);
@@ -234,8 +234,8 @@ TEST(HtmlReport, IntOutputsInTheirOwnLaneAndTagged) {
 
 TEST(HtmlReport, NonFiniteErrorsOnALineOfTheirOwn) {
   CompareResult r;
-  r.layers.push_back(layer("model.0.act", "silu", State::Failed, {float_output(std::numeric_limits<double>::infinity(), 0, 1)}));
-  r.layers.push_back(layer("model.1.conv", "conv2d", State::Failed, {float_output(1e3, 1e-5, 5)}));
+  r.layers.push_back(layer("model.0.act", "silu", RowState::Unchecked, {float_output(std::numeric_limits<double>::infinity(), 0, 1)}));
+  r.layers.push_back(layer("model.1.conv", "conv2d", RowState::Unchecked, {float_output(1e3, 1e-5, 5)}));
   const std::string html = html_of(r);
   std::smatch line;
   ASSERT_TRUE(std::regex_search(html, line, std::regex("<line [^>]*y1='([0-9.]+)'[^>]*/><text [^>]*>NaN/Inf</text>")));
@@ -357,7 +357,7 @@ TEST(HtmlReport, AxisNamesModuleGroupsWhenLayersDoNotFit) {
   CompareResult r;
   for (int k = 0; k < 100; ++k) {
     for (const char* part : {".cv1.conv", ".cv1.act", ".cv2.conv"}) {
-      r.layers.push_back(layer("model." + std::to_string(k) + part, "conv2d", State::Passed, {float_output(1e-6, 1e-5)}));
+      r.layers.push_back(layer("model." + std::to_string(k) + part, "conv2d", RowState::Passed, {float_output(1e-6, 1e-5)}));
     }
   }
   const std::string html = html_of(r);

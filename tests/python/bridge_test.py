@@ -129,7 +129,8 @@ class ResNet18(unittest.TestCase):
         """A kernel's defect in batch_norm or relu (one element off in the dump, as a wrong kernel
         would have written it): the origin, on that side, in both orders."""
         for layer in ("layer2.0.bn2", "layer2.0.relu:1"):
-            for a, b, side in ((self.fp32, tampered(self.fp64, layer), "B"), (tampered(self.fp32, layer), self.fp64, "A")):
+            for a, b, side in ((self.fp32, tampered(self.fp64, layer, under=self.tmp.name), "B"),
+                                (tampered(self.fp32, layer, under=self.tmp.name), self.fp64, "A")):
                 code, out, report = compare_json(a, b)
                 self.assertEqual(code, 1, out)
                 origin = next(l for l in report["layers"] if l["origin"])

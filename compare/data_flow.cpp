@@ -1,0 +1,54 @@
+#include "compare/data_flow.h"
+
+namespace parity {
+
+DataFlow::DataFlow(const DumpPair& p) : p_(p) {
+  for (int side = 0; side < 2; ++side) {
+    const size_t n = p.side(side).layers.size();
+    up_[side].assign(n, -1);
+    differs_[side].assign(n, 0);
+    steers_[side].assign(n, 0);
+    after_steering_[side].assign(n, 0);
+  }
+}
+
+int64_t DataFlow::upstream(int side, int64_t i) const {
+  const DumpLayer& l = p_.side(side).layers[size_t(i)];
+  int64_t best = -1;
+  bool unknown = l.inputs.empty();
+  for (const DumpTensorInfo& t : l.inputs) {
+    if (t.source_layer >= 0) {
+      const int64_t u = up_[side][size_t(t.source_layer)];
+      if (u >= 0 && (best < 0 || u < best)) best = u;
+    } else if (!t.source.empty()) {
+      unknown = true;
+    }
+  }
+  if (unknown && !origin_names_.empty()) best = 0;
+  return best;
+}
+
+std::string DataFlow::steering_source(int side, int64_t i) const { return input_from(side, i, after_steering_); }
+
+std::string DataFlow::steered_input(int side, int64_t i) const { return input_from(side, i, steers_); }
+
+std::string DataFlow::input_from(int side, int64_t i, const std::vector<char> (&marked)[2]) const {
+  for (const DumpTensorInfo& t : p_.side(side).layers[size_t(i)].inputs) {
+    if (t.source_layer >= 0 && marked[side][size_t(t.source_layer)]) return t.source;
+  }
+  return "";
+}
+
+void DataFlow::record(int side, int64_t i, bool differs, int64_t origin, bool steers) {
+  differs_[side][size_t(i)] = differs;
+  steers_[side][size_t(i)] = steers;
+  after_steering_[side][size_t(i)] = steers || !steering_source(side, i).empty();
+  up_[side][size_t(i)] = origin;
+}
+
+int64_t DataFlow::add_origin(const std::string& name) {
+  origin_names_.push_back(name);
+  return int64_t(origin_names_.size()) - 1;
+}
+
+}  // namespace parity

@@ -1,0 +1,129 @@
+#include "compare/input_checks.h"
+
+#include <algorithm>
+
+#include "compare/tolerance.h"
+#include "compare/view_chain.h"
+
+namespace parity {
+
+std::string InputChecks::given_input_difference(const DumpLayer& la, const DumpLayer& lb, std::vector<std::string>& rounded) const {
+  for (const DumpTensorInfo& a_in : la.inputs) {
+    const DumpTensorInfo* b_in = lb.input_named(a_in.role);
+    if (!b_in) continue;
+    const DumpTensorInfo &ta = excuses_.through_casts(p_, 0, a_in), &tb = excuses_.through_casts(p_, 1, *b_in);
+    if (!ta.source.empty() || !tb.source.empty()) continue;  // a layer produced it
+    if (ta.dtype == tb.dtype && ta.shape == tb.shape && p_.a.hash_of(ta) == p_.b.hash_of(tb)) continue;
+    if (rounded_by_precision(ta, tb)) {
+      rounded.push_back(a_in.role);
+      continue;
+    }
+    return "input " + a_in.role + " differs and no layer produced it";
+  }
+  return "";
+}
+
+// Under a reduced precision (--precision fp16, bf16, tf32), a reduced-precision run takes the
+// image and the weights rounded to it: a given input whose one side is the other's value rounded
+// so, element for element.
+bool InputChecks::rounded_by_precision(const DumpTensorInfo& ta, const DumpTensorInfo& tb) const {
+  if (precision_ == Precision::Fp32 || ta.shape != tb.shape || !narrow_float(ta) || !narrow_float(tb)) return false;
+  const Tensor x = p_.a.view(ta), y = p_.b.view(tb);
+  // Which side is the coarse one is the data's to say: try each.
+  return is_rounded(x, y, precision_) || is_rounded(y, x, precision_);
+}
+
+std::string InputChecks::rewired_input(const DumpLayer& la, const DumpLayer& lb) const {
+  for (size_t k = 0; k < la.inputs.size() && k < lb.inputs.size(); ++k) {
+    const DumpTensorInfo &ea = excuses_.through_casts(p_, 0, la.inputs[k]), &eb = excuses_.through_casts(p_, 1, lb.inputs[k]);
+    const std::string &sa = ea.source, &sb = eb.source;
+    const int64_t la_src = ea.source_layer, lb_src = eb.source_layer;
+    const std::string& role_k = la.inputs[k].role;
+    // One side's input computed by layers the other side lacks, giving what that side took
+    // as data given (a grid it had cached): the same data, not another wiring.
+    if (excuses_.recomputed_here(0, la_src) || excuses_.recomputed_here(1, lb_src)) continue;
+    if (sa.empty() != sb.empty()) {
+      const auto from = [](const std::string& source) { return source.empty() ? std::string("no layer (data given)") : source; };
+      return "input " + role_k + " comes from another layer: A reads " + from(sa) + ", B reads " + from(sb);
+    }
+    if (la_src < 0 || lb_src < 0) continue;
+    const int64_t pa = p_.twin(0, la_src);
+    if (pa < 0 || p_.twin(1, lb_src) < 0) continue;  // a producer the other dump lacks: no telling
+    const auto role = [](const std::string& source) { return source.substr(source.rfind(':') + 1); };
+    if (pa != lb_src || role(sa) != role(sb)) return "input " + role_k + " comes from another layer: A reads " + sa + ", B reads " + sb;
+  }
+  return "";
+}
+
+std::string InputChecks::copy_finding(int side, const DumpLayer& l) const {
+  for (const DumpTensorInfo& t : l.inputs) {
+    if (!t.derived || t.via.empty()) continue;
+    const DumpTensorInfo* out = source_output(side, t);
+    if (!out) continue;
+    const ViaCheck c = check_via(p_.side(side).load(*out), p_.side(side).load(t), t.via);
+    if (c.checked && !c.mismatch.empty()) {
+      return std::string(side == 0 ? "A" : "B") + "'s input " + t.role + " is not " + t.source + " through " + via_text(t.via) + ": " +
+             c.mismatch;
+    }
+  }
+  return "";
+}
+
+// The output an input names as its source, in the same dump; null when none is there.
+const DumpTensorInfo* InputChecks::source_output(int side, const DumpTensorInfo& t) const {
+  if (t.source_layer < 0) return nullptr;
+  const std::string role = t.source.substr(t.source.rfind(':') + 1);
+  const std::vector<DumpTensorInfo>& outs = p_.side(side).layers[size_t(t.source_layer)].outputs;
+  const auto out = std::find_if(outs.begin(), outs.end(), [&](const DumpTensorInfo& o) { return o.role == role; });
+  return out == outs.end() ? nullptr : &*out;
+}
+
+// Inputs that are their producer's output as is agree whenever the producer does; derived ones
+// are compared under copy_tolerance.
+std::string InputChecks::inconsistent_input(const DumpLayer& la, const DumpLayer& lb, const DataFlow& flow) const {
+  for (size_t k = 0; k < la.inputs.size() && k < lb.inputs.size(); ++k) {
+    const DumpTensorInfo &ta = la.inputs[k], &tb = lb.inputs[k];
+    if (!ta.derived && !tb.derived) continue;
+    if (ta.source_layer < 0 || tb.source_layer < 0 || p_.twin(0, ta.source_layer) != tb.source_layer) continue;
+    if (!ta.via.empty() && !tb.via.empty()) {
+      // Each side's copy is checked against its own producer (copy_finding); what is left to
+      // compare is which elements the two chains take, and where they put them, whatever the
+      // producer's values.
+      const DumpTensorInfo *pa = source_output(0, ta), *pb = source_output(1, tb);
+      if (!pa || !pb || pa->shape != pb->shape) continue;
+      const std::vector<int64_t> from_a = via_sources(pa->shape, ta.via), from_b = via_sources(pb->shape, tb.via);
+      if (from_a.empty() || from_b.empty() || (from_a == from_b && ta.shape == tb.shape)) continue;
+      return "input " + ta.role + " takes other elements of " + ta.source + ": A through " + via_text(ta.via) + ", B through " +
+             via_text(tb.via) + ": the view or copy between them differs (the model code)";
+    }
+    if (flow.differs(0, ta.source_layer) || flow.differs(1, tb.source_layer)) continue;
+    const std::string what = "input " + ta.role + " differs though its producer " + ta.source + " agrees";
+    if (ta.dtype != tb.dtype || ta.shape != tb.shape) {
+      return what + " (A " + ta.dtype + " " + Shape(ta.shape).str() + ", B " + tb.dtype + " " + Shape(tb.shape).str() +
+             "): the view or copy between them differs (the model code)";
+    }
+    if (p_.a.hash_of(ta) == p_.b.hash_of(tb)) continue;
+    const Tensor x = p_.a.load(ta), y = p_.b.load(tb);
+    const TensorDiff d = compare_tensors(x, y, copy_tolerance(x.dtype(), precision_profile(precision_)));
+    if (d.state == State::Failed) return what + ": " + d.reason + ": the view or copy between them differs (the model code)";
+  }
+  return "";
+}
+
+// Recorded hashes of one algorithm that differ answer no without reading: were they lying, the
+// judge would only run twice on the same bytes, which gives the same verdict (and check_owed
+// finds the lie). A yes comes from hashes of the bytes.
+bool InputChecks::same_input_bytes(const DumpLayer& la, const DumpLayer& lb) const {
+  if (la.inputs.empty() || la.inputs.size() != lb.inputs.size()) return false;
+  for (size_t k = 0; k < la.inputs.size(); ++k) {
+    const DumpTensorInfo &ta = la.inputs[k], &tb = lb.inputs[k];
+    if (ta.role != tb.role || ta.dtype != tb.dtype || ta.shape != tb.shape) return false;
+    if (!ta.hash.empty() && !tb.hash.empty() && !Dump::legacy_hash(ta) && !Dump::legacy_hash(tb) && ta.hash != tb.hash) return false;
+  }
+  for (size_t k = 0; k < la.inputs.size(); ++k) {
+    if (p_.a.hash_of(la.inputs[k]) != p_.b.hash_of(lb.inputs[k])) return false;
+  }
+  return true;
+}
+
+}  // namespace parity
