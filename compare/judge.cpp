@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/dump_reader.h"
+#include "compare/local_check.h"
+#include "compare/output_streams.h"
 #include "compare/tolerance.h"
 #include "core/error.h"
 #include "core/hash.h"
@@ -135,16 +137,6 @@ const TensorDiff* LayerVerdict::worst() const {
 
 namespace {
 
-// compare_tensors names its two tensors A and B; in a local check they are the judge's output
-// and the checked side's, so the values are labelled so.
-std::string judge_labels(std::string reason, const char* side) {
-  if (reason.rfind("A ", 0) == 0) reason.replace(0, 2, "judge ");  // "A is float32 1x3x3x3, B is ...": the shapes
-  for (const auto& [from, to] : {std::pair<std::string, std::string>{": A ", ": judge "}, {", B ", std::string(", ") + side + " "}}) {
-    for (size_t at = reason.find(from); at != std::string::npos; at = reason.find(from, at + to.size())) reason.replace(at, from.size(), to);
-  }
-  return reason;
-}
-
 // Float16 inputs widened to float32 (exactly), so the judge and the bounds read every input as
 // the call's float32; other tensors as they are.
 std::vector<Tensor> float32_inputs(std::vector<Tensor> inputs) {
@@ -152,124 +144,6 @@ std::vector<Tensor> float32_inputs(std::vector<Tensor> inputs) {
     if (t.dtype() == DType::Float16) t = float_values_as(t, DType::Float32);
   }
   return inputs;
-}
-
-// A side's line read once: its call, or (an op parity does not know, a bad line) why not. `op`
-// is the line's first word either way. A call the caller read already is taken as it is.
-struct ReadCall {
-  std::string op;
-  std::optional<Call> call;
-  std::string error;
-};
-ReadCall read_call(const LayerSide& s) {
-  ReadCall r;
-  if (s.call) {
-    r.op = s.call->op();
-    r.call.emplace(*s.call);
-    return r;
-  }
-  const std::string& line = s.line;
-  try {
-    r.op = op_name_of(line);
-    r.call.emplace(line);
-  } catch (const Error& e) {
-    r.error = e.what();
-  }
-  return r;
-}
-
-// Two float tensors of different dtypes compare in float64, under the narrower one's tolerance.
-struct Comparable {
-  Tensor x, y;
-  DType dtype;  // the dtype whose tolerance applies
-};
-Comparable comparable(const Tensor& x, const Tensor& y) {
-  if (x.dtype() == y.dtype() || !is_floating(x.dtype()) || !is_floating(y.dtype()) || x.shape() != y.shape()) {
-    return {x, y, x.dtype()};
-  }
-  const DType narrow = dtype_size(x.dtype()) < dtype_size(y.dtype()) ? x.dtype() : y.dtype();
-  return {float_values_as(x, DType::Float64), float_values_as(y, DType::Float64), narrow};
-}
-
-// Where a streamed tensor's pieces come from: a stored output (read where it lies, hashed as it
-// passes) or a tensor in memory.
-struct PieceSource {
-  const StoredOutput* stored;
-  const Tensor* memory;
-};
-
-struct StreamedPair {
-  TensorDiff diff;
-  std::string hash_a, hash_b;  // of the bytes read from a stored side, to be checked by the caller
-  std::shared_ptr<std::vector<double>> kept_a, kept_b;  // the values of the elements asked for
-};
-
-// Two float tensors of one dtype and shape compared piece by piece (TensorCompareStream: the
-// figures of compare_tensors, to the bit), neither held whole unless it is in memory already.
-// The elements listed in `keep` (ascending) are kept, as precision_stats reads them.
-StreamedPair stream_pair(DType dtype, const Shape& shape, const Tolerance& tol, const std::vector<int64_t>& keep, PieceSource a,
-                         PieceSource b) {
-  StreamedPair r;
-  r.kept_a = std::make_shared<std::vector<double>>(keep.size()), r.kept_b = std::make_shared<std::vector<double>>(keep.size());
-  const size_t item = dtype_size(dtype);
-  const int64_t n = shape.numel(), piece = TensorCompareStream::piece_elements();
-  TensorCompareStream compare(dtype, shape, tol);
-  ContentHasher hash_a, hash_b;
-  const auto take = [&](const PieceSource& src, ContentHasher& hash, int64_t lo, size_t bytes) {
-    if (src.memory) return src.memory->bytes() + size_t(lo) * item;
-    const std::byte* p = src.stored->read(size_t(lo) * item, bytes);
-    hash.update(p, bytes);
-    return p;
-  };
-  size_t next = 0;  // the next element to keep
-  for (int64_t lo = 0; lo < n; lo += piece) {
-    const int64_t count = std::min(piece, n - lo);
-    const size_t bytes = size_t(count) * item;
-    const std::byte* pa = take(a, hash_a, lo, bytes);
-    const std::byte* pb = take(b, hash_b, lo, bytes);
-    compare.feed(pa, pb, count);
-    for (; next < keep.size() && keep[next] < lo + count; ++next) {
-      (*r.kept_a)[next] = element_as_double(dtype, pa, keep[next] - lo);
-      (*r.kept_b)[next] = element_as_double(dtype, pb, keep[next] - lo);
-    }
-  }
-  if (a.stored) r.hash_a = hash_a.digest();
-  if (b.stored) r.hash_b = hash_b.digest();
-  r.diff = compare.finish();
-  return r;
-}
-
-// The elements precision_stats reads of output k (a dot product's samples need the inputs; when
-// they do not fit the call, none: the figures are then left out where they are computed).
-std::vector<int64_t> sampled_elements(const Call* call, size_t k, const Shape& shape, const std::vector<Tensor>& in) {
-  std::optional<DotProducts> dots;
-  if (call && call->traits().dot_products && k == 0 && !in.empty()) {
-    try {
-      dots = call->traits().dot_products(*call, in);
-      if (dots->shape != shape) dots.reset();  // an output the call cannot have made: no figures
-    } catch (const Error&) {
-      // Inputs that do not fit the call: no dot-product figures.
-    }
-  }
-  return precision_sample_elements(shape, dots ? &*dots : nullptr);
-}
-
-// Values by flat index of the elements a streamed comparison kept; asking for another is a bug.
-// `tol` with, per element, `by` (float64, one value per element: what rounding the inputs moves
-// the result by) added to its bound.
-void widen(Tolerance& tol, Tensor by) {
-  const auto allowance = std::make_shared<const Tensor>(std::move(by));
-  const std::function<double(int64_t)> before = tol.bound;
-  tol.bound = [allowance, before](int64_t i) { return (before ? before(i) : 0.0) + allowance->data<double>()[i]; };
-}
-
-ElementValues kept_values(std::shared_ptr<const std::vector<int64_t>> keep, std::shared_ptr<std::vector<double>> values,
-                          const std::string& layer) {
-  return [keep, values, layer](int64_t i) {
-    const auto at = std::lower_bound(keep->begin(), keep->end(), i);
-    if (at == keep->end() || *at != i) throw Error("layer " + layer + ": element " + std::to_string(i) + " was not kept by the streamed comparison");
-    return (*values)[size_t(at - keep->begin())];
-  };
 }
 
 // A PyTorch call whose output is a constant its arguments give (zeros, ones, full, arange, fill_):
@@ -323,18 +197,19 @@ class LayerJudge {
     profile_ = &precision_profile(v_.profile);
     differences_ = v_.reason;
     std::optional<TorchCallResult> judged_a;
-    v_.a = local_check(a_, call_a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
+    const LocalCheck local(name_, o_, *profile_);
+    v_.a = local.run(a_, call_a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
     std::optional<TorchCallResult> judged_b;
     if (same_inputs_ && a_.inputs) {
       // The same call on the same bytes: the judge (deterministic) gives the same answer.
       if (a_.line == b_.line) judged_b = judged_a;
-      v_.b = local_check(b_, call_b_, "B", true, inputs_of_a(), judged_b);
+      v_.b = local.run(b_, call_b_, "B", true, inputs_of_a(), judged_b);
     } else {
       // A's inputs and the judge's outputs on them are done with: freed before B's are made, so
       // a layer holds one side's at a time.
       judged_a.reset();
       a_inputs_.reset();
-      v_.b = local_check(b_, call_b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
+      v_.b = local.run(b_, call_b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
     }
     verdict_from_side_checks();
     v_.timing.local_ms = watch.ms();
@@ -390,7 +265,7 @@ class LayerJudge {
     OutputVerdict t;
     t.role = output_role(a_.roles, k);
     const Tensor &x = a_.outputs[k], &y = b_.outputs[k];
-    const bool streamed = stored(a_, k) && stored(b_, k);
+    const bool streamed = is_stored(a_, k) && is_stored(b_, k);
     if (!streamed && k < a_.hashes.size() && k < b_.hashes.size() && !a_.hashes[k].empty() && a_.hashes[k] == b_.hashes[k] &&
         x.dtype() == y.dtype() && x.shape() == y.shape()) {
       identical(x.dtype(), x.numel(), mistrust_reason(x), t);
@@ -441,10 +316,6 @@ class LayerJudge {
     }
   }
 
-  static bool stored(const LayerSide& s, size_t k) { return k < s.stored.size() && s.stored[k].read; }
-  // Output k whole: loaded from where it is stored (checked), or as the side holds it.
-  static Tensor whole_output(const LayerSide& s, size_t k) { return stored(s, k) ? s.stored[k].load() : s.outputs[k]; }
-
   static void identical(DType dtype, int64_t count, const std::string& mistrust, OutputVerdict& t) {
     t.identical = true;
     t.diff = TensorDiff{};
@@ -492,244 +363,6 @@ class LayerJudge {
     if (!b_inputs_ && b_.inputs) b_inputs_ = float32_inputs(b_.inputs());
     if (!b_inputs_) b_inputs_.emplace();
     return *b_inputs_;
-  }
-
-  // The judge ran: the side passes unless an output differs, or (structural) their counts do.
-  static bool ran_with_outputs(SideCheck& c, const LayerSide& s, const std::vector<Tensor>& judged) {
-    c.ran = true;
-    c.ok = judged.size() == s.outputs.size();
-    if (!c.ok) {
-      c.structural = true;
-      c.note = std::to_string(s.outputs.size()) + " outputs where the call has " + std::to_string(judged.size());
-    }
-    return c.ok;
-  }
-
-  struct OutputCheck {
-    TensorDiff diff;       // the side's output against the judge's
-    PrecisionStats stats;  // dot products (conv2d): the statistical test's figures
-  };
-
-  // One side's local check: the judge runs the side's call on the side's own inputs (or LibTorch
-  // runs a torch call parity has no op for), and each output must match what it gives.
-  SideCheck local_check(const LayerSide& s, const ReadCall& read, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
-                        std::optional<TorchCallResult>& judged) const {
-    SideCheck c;
-    const Backend& judge = backend(o_.judge);
-    if (!recorded) {
-      c.note = "its inputs were not recorded";
-      return c;
-    }
-    if (const std::string why = judge.unavailable_reason(); !why.empty()) {
-      c.note = "the judge (" + judge.name() + ") cannot run here: " + why;
-      return c;
-    }
-    if (!judge.supports(read.op)) return torch_call_check(s, read, s_label, inputs, judged, "the judge (" + judge.name() + ") has no " + read.op);
-    if (!read.call) {
-      c.note = "the judge (" + judge.name() + ") refuses these inputs: " + read.error;
-      return c;
-    }
-    if (s.judged) judged = TorchCallResult{*s.judged, {}, {}};
-    if (!judged) {
-      try {
-        judged = TorchCallResult{run_in_type(judge, *read.call, inputs), {}, {}};  // --judge aten at float16 on a CPU
-      } catch (const Error& e) {
-        c.note = "the judge (" + judge.name() + ") refuses these inputs: " + e.what();
-        return c;
-      }
-    }
-    if (!ran_with_outputs(c, s, judged->outputs)) return c;
-    for (size_t k = 0; k < judged->outputs.size() && c.ok; ++k) {
-      OutputCheck r = against_judge(s, k, *read.call, read.op, judged->outputs[k], inputs);
-      if (r.diff.state == State::Failed && !r.diff.structural) within_input_rounding(s, k, *read.call, read.op, judged->outputs[k], inputs, r);
-      take_output_check(c, output_role(s.roles, k), r, s_label);
-    }
-    return c;
-  }
-
-  // A float output beyond tolerance of an op with one answer and no dot-product bound (add, mul,
-  // silu...), judged again allowing, per element, twice what moving each float input by one unit
-  // in its last place moves the judge's result: a float64 run written as float32 recorded its
-  // inputs rounded, and a cancelling x + y (-269.75 + 265.11, box arithmetic) turns that rounding
-  // into more than the output's own tolerance. Asked only of an output beyond tolerance (the judge
-  // runs once more per float input); kept when it passes, with a note.
-  void within_input_rounding(const LayerSide& s, size_t k, const Call& call, const std::string& op, const Tensor& expected,
-                             const std::vector<Tensor>& inputs, OutputCheck& r) const {
-    if (call.traits().dot_products || call.traits().check_answer || !is_floating(expected.dtype())) return;
-    const Backend& judge = backend(o_.judge);
-    Tensor moved(DType::Float64, expected.shape());
-    double* by = moved.mutable_data<double>();
-    std::fill(by, by + moved.numel(), 0.0);
-    try {
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        if (!is_floating(inputs[i].dtype())) continue;
-        std::vector<Tensor> nudged = inputs;
-        nudged[i] = one_ulp_up(inputs[i]);
-        const std::vector<Tensor> out = judge.run(call, nudged);
-        if (k >= out.size() || out[k].shape() != expected.shape()) return;
-        for (int64_t e = 0; e < expected.numel(); ++e) by[e] += 2 * std::fabs(element_as_double(out[k], e) - element_as_double(expected, e));
-      }
-    } catch (const Error&) {
-      return;  // no allowance: the judgement stands
-    }
-    const Comparable p = comparable(expected, whole_output(s, k));
-    Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, p.dtype, inputs);
-    widen(tol, std::move(moved));
-    TensorDiff again = compare_tensors(p.x, p.y, tol);
-    if (again.state == State::Failed) return;
-    again.reason = "within what rounding its inputs by one unit in the last place moves the result";
-    r.diff = std::move(again);
-  }
-
-  // Each element one unit in the last place up (toward +inf), in the tensor's own dtype.
-  static Tensor one_ulp_up(const Tensor& t) {
-    Tensor out = t.clone();
-    if (t.dtype() == DType::Float32) {
-      float* v = out.mutable_data<float>();
-      for (int64_t i = 0; i < t.numel(); ++i) v[i] = std::nextafter(v[i], INFINITY);
-    } else if (t.dtype() == DType::Float64) {
-      double* v = out.mutable_data<double>();
-      for (int64_t i = 0; i < t.numel(); ++i) v[i] = std::nextafter(v[i], double(INFINITY));
-    } else if (t.dtype() == DType::Float16) {
-      Half* v = out.mutable_data<Half>();
-      for (int64_t i = 0; i < t.numel(); ++i) {
-        const uint16_t b = v[i].bits;
-        if ((b & 0x7c00u) == 0x7c00u) continue;  // Inf and NaN stay
-        v[i].bits = b == 0x8000u ? uint16_t(1) : (b & 0x8000u) ? uint16_t(b - 1) : uint16_t(b + 1);
-      }
-    }
-    return out;
-  }
-
-  // Side s's output k against the judge's `expected`: streamed from where it is stored when it
-  // is a float output of the judge's dtype and shape and the op has one correct answer (its
-  // bytes checked against the store's record before any figure is used), else loaded whole and
-  // judged by judge_output, which asks the op's check_answer.
-  OutputCheck against_judge(const LayerSide& s, size_t k, const Call& call, const std::string& op, const Tensor& expected,
-                            const std::vector<Tensor>& inputs) const {
-    OutputCheck r;
-    const bool dots = call.traits().dot_products && k == 0;
-    const Tensor& listed = s.outputs[k];  // where the side's output is stored, its dtype and shape only
-    if (stored(s, k) && !call.traits().check_answer && is_floating(expected.dtype()) && expected.dtype() == listed.dtype() &&
-        expected.shape() == listed.shape()) {
-      const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, expected.dtype(), inputs);
-      const auto keep = std::make_shared<const std::vector<int64_t>>(sampled_elements(&call, k, expected.shape(), inputs));
-      const StreamedPair p =
-          stream_pair(expected.dtype(), expected.shape(), tol, *keep, PieceSource{nullptr, &expected}, PieceSource{&s.stored[k], nullptr});
-      s.stored[k].check(p.hash_b);  // a corrupt dump stops here, before any figure is used
-      r.diff = p.diff;
-      if (dots) r.stats = precision_stats(call, k, inputs, expected.shape(), values_of(expected), kept_values(keep, p.kept_b, name_), *profile_);
-      return r;
-    }
-    const Comparable p = comparable(expected, whole_output(s, k));
-    const Tolerance tol = layer_tolerance(o_, *profile_, name_, op, &call, k, p.dtype, inputs);
-    r.diff = judge_output(call, k, inputs, p.x, p.y, tol);
-    if (dots && !r.diff.structural) r.stats = precision_stats(call, k, inputs, p.x, p.y, *profile_);
-    return r;
-  }
-
-  // The rules for one output of a local check: beyond tolerance fails the side (saying what the
-  // errors look like), a failed statistical test fails it as precision, and another correct
-  // answer passes, saying which freedom it took (nms, argsort).
-  void take_output_check(SideCheck& c, const std::string& role, const OutputCheck& r, const char* s_label) const {
-    if (r.diff.state == State::Failed) {
-      c.ok = false, c.structural = r.diff.structural;
-      c.note = role + ": " + judge_labels(r.diff.reason, s_label);
-      if (const std::string hint = reduced_precision_hint(r.stats, *profile_); !hint.empty()) c.note += "; " + hint;
-    } else if (r.stats.failed) {
-      c.ok = false, c.statistical = true;
-      c.note = role + ": " + precision_failure_note(r.stats, *profile_);
-    } else if (r.diff.state == State::Passed && !r.diff.reason.empty()) {
-      c.note += (c.note.empty() ? "" : "; ") + role + ": " + r.diff.reason;
-    }
-  }
-
-  // A call parity has no op for, as parity_torch records it (`torch.<name>`): where LibTorch can
-  // run it again from its line alone (kernels/aten/torch_dispatch.cpp), in float64 on the side's
-  // own inputs, its outputs are judged against that within the bound the call's kind allows.
-  // Otherwise `unchecked` and why LibTorch could not either.
-  SideCheck torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
-                             std::optional<TorchCallResult>& judged, const std::string& unchecked) const {
-    SideCheck c;
-    if (read.op.rfind("torch.", 0) != 0 && read.op.rfind("torchvision.", 0) != 0) {
-      c.note = unchecked;
-      return c;
-    }
-    if (!judged) {
-      try {
-        judged = aten_plugin().torch_call(s.line, inputs);
-      } catch (const Error& e) {
-        c.note = unchecked + ", and LibTorch cannot run it again here: " + e.what();
-        return c;
-      }
-    }
-    if (!ran_with_outputs(c, s, judged->outputs)) return c;
-    bool indices_checked = false;
-    if (const std::string why = tied_indices(s, read, inputs, judged->outputs, indices_checked); !why.empty()) {
-      c.ok = false;
-      c.note = output_role(s.roles, 1) + ": " + why + " (the check: LibTorch's gather on " + s_label + "'s own input)";
-      return c;
-    }
-    for (size_t k = 0; k < judged->outputs.size() && c.ok; ++k) {
-      if (k == 1 && indices_checked) continue;
-      const TensorDiff d = against_torch(s, read, k, *judged, inputs);
-      if (d.state == State::Failed) {
-        c.ok = false, c.structural = d.structural;
-        c.note = output_role(s.roles, k) + ": " + judge_labels(d.reason, s_label) + " (the judge: LibTorch in float64)";
-      }
-    }
-    return c;
-  }
-
-  // sort and topk: the side's indices may order tied values otherwise than the judge's, as
-  // correctly. They are checked against the side's own input and values instead (the values are
-  // judged as any output): why they are wrong, or "" with `checked` set when they are right.
-  static std::string tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,
-                                  const std::vector<Tensor>& judged, bool& checked) {
-    const TorchCall* call = torch_call(read.op);
-    if (judged.size() != 2 || !call || !call->tied) return "";
-    const std::vector<Tensor> own = {whole_output(s, 0), whole_output(s, 1)};
-    try {
-      const std::string why = aten_plugin().tied_indices(s.line, inputs, own);
-      checked = why.empty();
-      return why;
-    } catch (const Error&) {
-      return "";  // not readable as a sort: its indices are compared as any output
-    }
-  }
-
-  // Output k of a torch call against LibTorch's float64 answer: the dtype's tolerance, widened by
-  // the dot-product bound for a sum of K terms (tolerance.h) and, for an output still beyond it,
-  // by what rounding each float input by one ulp moves the result. A float64 run written as
-  // float32 recorded its inputs rounded, and a cancelling x - y, or exp of a large x, turns that
-  // rounding into more than the output's own tolerance. Asked only for an output beyond
-  // tolerance (it runs the call once more per float input).
-  TensorDiff against_torch(const LayerSide& s, const ReadCall& read, size_t k, const TorchCallResult& judged,
-                           const std::vector<Tensor>& inputs) const {
-    const Comparable p = comparable(judged.outputs[k], whole_output(s, k));
-    Tolerance tol = layer_tolerance(o_, *profile_, name_, read.op, nullptr, k, p.dtype, inputs);
-    if (k < judged.bound_sums.size() && judged.bound_sums[k].defined() && judged.bound_sums[k].numel() == p.x.numel()) {
-      const auto sums = std::make_shared<const Tensor>(judged.bound_sums[k]);
-      const double scale = dot_product_bound_scale(judged.bound_terms[k], *profile_);
-      // An Inf or NaN among the terms makes the exact value non-finite: no bound there (an infinite
-      // one would pass any value), as for conv2d.
-      tol.bound = [sums, scale](int64_t i) {
-        const double b = scale * sums->data<double>()[i];
-        return std::isfinite(b) ? b : 0.0;
-      };
-    }
-    TensorDiff d = compare_tensors(p.x, p.y, tol);
-    if (d.state != State::Failed || d.structural) return d;
-    std::vector<Tensor> moved;
-    try {
-      const auto rounding = aten_plugin().torch_call_rounding;
-      moved = rounding(s.line, inputs, judged.outputs);
-    } catch (const Error&) {
-      return d;  // no allowance: the judgement above stands
-    }
-    if (k >= moved.size() || !moved[k].defined() || moved[k].numel() != p.x.numel()) return d;
-    widen(tol, moved[k]);
-    return compare_tensors(p.x, p.y, tol);
   }
 
   std::array<std::pair<const char*, const SideCheck*>, 2> sides() const { return {{{"A", &v_.a}, {"B", &v_.b}}}; }

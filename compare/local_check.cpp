@@ -1,0 +1,285 @@
+#include "compare/local_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "compare/dump_reader.h"
+#include "compare/output_streams.h"
+#include "compare/tolerance.h"
+#include "core/error.h"
+#include "core/half.h"
+#include "core/stats.h"
+#include "kernels/backend.h"
+#include "kernels/op_traits.h"
+#include "kernels/torch_calls.h"
+
+namespace parity {
+
+namespace {
+
+// compare_tensors names its two tensors A and B; in a local check they are the judge's output
+// and the checked side's, so the values are labelled so.
+std::string judge_labels(std::string reason, const char* side) {
+  if (reason.rfind("A ", 0) == 0) reason.replace(0, 2, "judge ");  // "A is float32 1x3x3x3, B is ...": the shapes
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{": A ", ": judge "}, {", B ", std::string(", ") + side + " "}}) {
+    for (size_t at = reason.find(from); at != std::string::npos; at = reason.find(from, at + to.size())) reason.replace(at, from.size(), to);
+  }
+  return reason;
+}
+
+}  // namespace
+
+ReadCall read_call(const LayerSide& s) {
+  ReadCall r;
+  if (s.call) {
+    r.op = s.call->op();
+    r.call.emplace(*s.call);
+    return r;
+  }
+  const std::string& line = s.line;
+  try {
+    r.op = op_name_of(line);
+    r.call.emplace(line);
+  } catch (const Error& e) {
+    r.error = e.what();
+  }
+  return r;
+}
+
+// The judge ran: the side passes unless an output differs, or (structural) their counts do.
+bool LocalCheck::ran_with_outputs(SideCheck& c, const LayerSide& s, const std::vector<Tensor>& judged) {
+  c.ran = true;
+  c.ok = judged.size() == s.outputs.size();
+  if (!c.ok) {
+    c.structural = true;
+    c.note = std::to_string(s.outputs.size()) + " outputs where the call has " + std::to_string(judged.size());
+  }
+  return c.ok;
+}
+
+
+
+// One side's local check: the judge runs the side's call on the side's own inputs (or LibTorch
+// runs a torch call parity has no op for), and each output must match what it gives.
+SideCheck LocalCheck::run(const LayerSide& s, const ReadCall& read, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
+                      std::optional<TorchCallResult>& judged) const {
+  SideCheck c;
+  const Backend& judge = backend(o_.judge);
+  if (!recorded) {
+    c.note = "its inputs were not recorded";
+    return c;
+  }
+  if (const std::string why = judge.unavailable_reason(); !why.empty()) {
+    c.note = "the judge (" + judge.name() + ") cannot run here: " + why;
+    return c;
+  }
+  if (!judge.supports(read.op)) return torch_call_check(s, read, s_label, inputs, judged, "the judge (" + judge.name() + ") has no " + read.op);
+  if (!read.call) {
+    c.note = "the judge (" + judge.name() + ") refuses these inputs: " + read.error;
+    return c;
+  }
+  if (s.judged) judged = TorchCallResult{*s.judged, {}, {}};
+  if (!judged) {
+    try {
+      judged = TorchCallResult{run_in_type(judge, *read.call, inputs), {}, {}};  // --judge aten at float16 on a CPU
+    } catch (const Error& e) {
+      c.note = "the judge (" + judge.name() + ") refuses these inputs: " + e.what();
+      return c;
+    }
+  }
+  if (!ran_with_outputs(c, s, judged->outputs)) return c;
+  for (size_t k = 0; k < judged->outputs.size() && c.ok; ++k) {
+    OutputCheck r = against_judge(s, k, *read.call, read.op, judged->outputs[k], inputs);
+    if (r.diff.state == State::Failed && !r.diff.structural) within_input_rounding(s, k, *read.call, read.op, judged->outputs[k], inputs, r);
+    take_output_check(c, output_role(s.roles, k), r, s_label);
+  }
+  return c;
+}
+
+// A float output beyond tolerance of an op with one answer and no dot-product bound (add, mul,
+// silu...), judged again allowing, per element, twice what moving each float input by one unit
+// in its last place moves the judge's result: a float64 run written as float32 recorded its
+// inputs rounded, and a cancelling x + y (-269.75 + 265.11, box arithmetic) turns that rounding
+// into more than the output's own tolerance. Asked only of an output beyond tolerance (the judge
+// runs once more per float input); kept when it passes, with a note.
+void LocalCheck::within_input_rounding(const LayerSide& s, size_t k, const Call& call, const std::string& op, const Tensor& expected,
+                           const std::vector<Tensor>& inputs, OutputCheck& r) const {
+  if (call.traits().dot_products || call.traits().check_answer || !is_floating(expected.dtype())) return;
+  const Backend& judge = backend(o_.judge);
+  Tensor moved(DType::Float64, expected.shape());
+  double* by = moved.mutable_data<double>();
+  std::fill(by, by + moved.numel(), 0.0);
+  try {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!is_floating(inputs[i].dtype())) continue;
+      std::vector<Tensor> nudged = inputs;
+      nudged[i] = one_ulp_up(inputs[i]);
+      const std::vector<Tensor> out = judge.run(call, nudged);
+      if (k >= out.size() || out[k].shape() != expected.shape()) return;
+      for (int64_t e = 0; e < expected.numel(); ++e) by[e] += 2 * std::fabs(element_as_double(out[k], e) - element_as_double(expected, e));
+    }
+  } catch (const Error&) {
+    return;  // no allowance: the judgement stands
+  }
+  const Comparable p = comparable(expected, whole_output(s, k));
+  Tolerance tol = layer_tolerance(o_, profile_, name_, op, &call, k, p.dtype, inputs);
+  widen(tol, std::move(moved));
+  TensorDiff again = compare_tensors(p.x, p.y, tol);
+  if (again.state == State::Failed) return;
+  again.reason = "within what rounding its inputs by one unit in the last place moves the result";
+  r.diff = std::move(again);
+}
+
+// Each element one unit in the last place up (toward +inf), in the tensor's own dtype.
+Tensor LocalCheck::one_ulp_up(const Tensor& t) {
+  Tensor out = t.clone();
+  if (t.dtype() == DType::Float32) {
+    float* v = out.mutable_data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) v[i] = std::nextafter(v[i], INFINITY);
+  } else if (t.dtype() == DType::Float64) {
+    double* v = out.mutable_data<double>();
+    for (int64_t i = 0; i < t.numel(); ++i) v[i] = std::nextafter(v[i], double(INFINITY));
+  } else if (t.dtype() == DType::Float16) {
+    Half* v = out.mutable_data<Half>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const uint16_t b = v[i].bits;
+      if ((b & 0x7c00u) == 0x7c00u) continue;  // Inf and NaN stay
+      v[i].bits = b == 0x8000u ? uint16_t(1) : (b & 0x8000u) ? uint16_t(b - 1) : uint16_t(b + 1);
+    }
+  }
+  return out;
+}
+
+// Side s's output k against the judge's `expected`: streamed from where it is stored when it
+// is a float output of the judge's dtype and shape and the op has one correct answer (its
+// bytes checked against the store's record before any figure is used), else loaded whole and
+// judged by judge_output, which asks the op's check_answer.
+LocalCheck::OutputCheck LocalCheck::against_judge(const LayerSide& s, size_t k, const Call& call, const std::string& op, const Tensor& expected,
+                          const std::vector<Tensor>& inputs) const {
+  OutputCheck r;
+  const bool dots = call.traits().dot_products && k == 0;
+  const Tensor& listed = s.outputs[k];  // where the side's output is stored, its dtype and shape only
+  if (is_stored(s, k) && !call.traits().check_answer && is_floating(expected.dtype()) && expected.dtype() == listed.dtype() &&
+      expected.shape() == listed.shape()) {
+    const Tolerance tol = layer_tolerance(o_, profile_, name_, op, &call, k, expected.dtype(), inputs);
+    const auto keep = std::make_shared<const std::vector<int64_t>>(sampled_elements(&call, k, expected.shape(), inputs));
+    const StreamedPair p =
+        stream_pair(expected.dtype(), expected.shape(), tol, *keep, PieceSource{nullptr, &expected}, PieceSource{&s.stored[k], nullptr});
+    s.stored[k].check(p.hash_b);  // a corrupt dump stops here, before any figure is used
+    r.diff = p.diff;
+    if (dots) r.stats = precision_stats(call, k, inputs, expected.shape(), values_of(expected), kept_values(keep, p.kept_b, name_), profile_);
+    return r;
+  }
+  const Comparable p = comparable(expected, whole_output(s, k));
+  const Tolerance tol = layer_tolerance(o_, profile_, name_, op, &call, k, p.dtype, inputs);
+  r.diff = judge_output(call, k, inputs, p.x, p.y, tol);
+  if (dots && !r.diff.structural) r.stats = precision_stats(call, k, inputs, p.x, p.y, profile_);
+  return r;
+}
+
+// The rules for one output of a local check: beyond tolerance fails the side (saying what the
+// errors look like), a failed statistical test fails it as precision, and another correct
+// answer passes, saying which freedom it took (nms, argsort).
+void LocalCheck::take_output_check(SideCheck& c, const std::string& role, const OutputCheck& r, const char* s_label) const {
+  if (r.diff.state == State::Failed) {
+    c.ok = false, c.structural = r.diff.structural;
+    c.note = role + ": " + judge_labels(r.diff.reason, s_label);
+    if (const std::string hint = reduced_precision_hint(r.stats, profile_); !hint.empty()) c.note += "; " + hint;
+  } else if (r.stats.failed) {
+    c.ok = false, c.statistical = true;
+    c.note = role + ": " + precision_failure_note(r.stats, profile_);
+  } else if (r.diff.state == State::Passed && !r.diff.reason.empty()) {
+    c.note += (c.note.empty() ? "" : "; ") + role + ": " + r.diff.reason;
+  }
+}
+
+// A call parity has no op for, as parity_torch records it (`torch.<name>`): where LibTorch can
+// run it again from its line alone (kernels/aten/torch_dispatch.cpp), in float64 on the side's
+// own inputs, its outputs are judged against that within the bound the call's kind allows.
+// Otherwise `unchecked` and why LibTorch could not either.
+SideCheck LocalCheck::torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
+                           std::optional<TorchCallResult>& judged, const std::string& unchecked) const {
+  SideCheck c;
+  if (read.op.rfind("torch.", 0) != 0 && read.op.rfind("torchvision.", 0) != 0) {
+    c.note = unchecked;
+    return c;
+  }
+  if (!judged) {
+    try {
+      judged = aten_plugin().torch_call(s.line, inputs);
+    } catch (const Error& e) {
+      c.note = unchecked + ", and LibTorch cannot run it again here: " + e.what();
+      return c;
+    }
+  }
+  if (!ran_with_outputs(c, s, judged->outputs)) return c;
+  bool indices_checked = false;
+  if (const std::string why = tied_indices(s, read, inputs, judged->outputs, indices_checked); !why.empty()) {
+    c.ok = false;
+    c.note = output_role(s.roles, 1) + ": " + why + " (the check: LibTorch's gather on " + s_label + "'s own input)";
+    return c;
+  }
+  for (size_t k = 0; k < judged->outputs.size() && c.ok; ++k) {
+    if (k == 1 && indices_checked) continue;
+    const TensorDiff d = against_torch(s, read, k, *judged, inputs);
+    if (d.state == State::Failed) {
+      c.ok = false, c.structural = d.structural;
+      c.note = output_role(s.roles, k) + ": " + judge_labels(d.reason, s_label) + " (the judge: LibTorch in float64)";
+    }
+  }
+  return c;
+}
+
+// sort and topk: the side's indices may order tied values otherwise than the judge's, as
+// correctly. They are checked against the side's own input and values instead (the values are
+// judged as any output): why they are wrong, or "" with `checked` set when they are right.
+std::string LocalCheck::tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,
+                                const std::vector<Tensor>& judged, bool& checked) {
+  const TorchCall* call = torch_call(read.op);
+  if (judged.size() != 2 || !call || !call->tied) return "";
+  const std::vector<Tensor> own = {whole_output(s, 0), whole_output(s, 1)};
+  try {
+    const std::string why = aten_plugin().tied_indices(s.line, inputs, own);
+    checked = why.empty();
+    return why;
+  } catch (const Error&) {
+    return "";  // not readable as a sort: its indices are compared as any output
+  }
+}
+
+// Output k of a torch call against LibTorch's float64 answer: the dtype's tolerance, widened by
+// the dot-product bound for a sum of K terms (tolerance.h) and, for an output still beyond it,
+// by what rounding each float input by one ulp moves the result. A float64 run written as
+// float32 recorded its inputs rounded, and a cancelling x - y, or exp of a large x, turns that
+// rounding into more than the output's own tolerance. Asked only for an output beyond
+// tolerance (it runs the call once more per float input).
+TensorDiff LocalCheck::against_torch(const LayerSide& s, const ReadCall& read, size_t k, const TorchCallResult& judged,
+                         const std::vector<Tensor>& inputs) const {
+  const Comparable p = comparable(judged.outputs[k], whole_output(s, k));
+  Tolerance tol = layer_tolerance(o_, profile_, name_, read.op, nullptr, k, p.dtype, inputs);
+  if (k < judged.bound_sums.size() && judged.bound_sums[k].defined() && judged.bound_sums[k].numel() == p.x.numel()) {
+    const auto sums = std::make_shared<const Tensor>(judged.bound_sums[k]);
+    const double scale = dot_product_bound_scale(judged.bound_terms[k], profile_);
+    // An Inf or NaN among the terms makes the exact value non-finite: no bound there (an infinite
+    // one would pass any value), as for conv2d.
+    tol.bound = [sums, scale](int64_t i) {
+      const double b = scale * sums->data<double>()[i];
+      return std::isfinite(b) ? b : 0.0;
+    };
+  }
+  TensorDiff d = compare_tensors(p.x, p.y, tol);
+  if (d.state != State::Failed || d.structural) return d;
+  std::vector<Tensor> moved;
+  try {
+    const auto rounding = aten_plugin().torch_call_rounding;
+    moved = rounding(s.line, inputs, judged.outputs);
+  } catch (const Error&) {
+    return d;  // no allowance: the judgement above stands
+  }
+  if (k >= moved.size() || !moved[k].defined() || moved[k].numel() != p.x.numel()) return d;
+  widen(tol, moved[k]);
+  return compare_tensors(p.x, p.y, tol);
+}
+
+}  // namespace parity

@@ -1,0 +1,61 @@
+#pragma once
+// One side's local check (compare/judge.h): the judge backend runs the side's own call on the
+// side's own inputs, or LibTorch runs again in float64 a torch call parity has no op for, and each
+// of the side's outputs must match what it gives, within the bound the call allows (with room
+// for what rounding its inputs by one unit moves the result); an nms keep list or an argsort
+// passes when it is another correct answer.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare/judge.h"
+#include "kernels/aten/plugin.h"
+
+namespace parity {
+
+// A side's line read once: its call, or (an op parity does not know, a bad line) why not. `op`
+// is the line's first word either way. A call the caller read already is taken as it is.
+struct ReadCall {
+  std::string op;
+  std::optional<Call> call;
+  std::string error;
+};
+ReadCall read_call(const LayerSide& s);
+
+class LocalCheck {
+ public:
+  // Layer `name`, judged under `o` at `profile`.
+  LocalCheck(const std::string& name, const JudgeOptions& o, const PrecisionProfile& profile) : name_(name), o_(o), profile_(profile) {}
+
+  // Side s (`s_label`: "A" or "B") of the layer, its line read as `read`, on `inputs` (float32
+  // where they were float16); `recorded`: whether its inputs were recorded at all. `judged`: the
+  // judge's outputs on these inputs when already at hand (the other side ran on the same bytes),
+  // else filled in.
+  SideCheck run(const LayerSide& s, const ReadCall& read, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
+                std::optional<TorchCallResult>& judged) const;
+
+ private:
+  struct OutputCheck {
+    TensorDiff diff;       // the side's output against the judge's
+    PrecisionStats stats;  // dot products (conv2d): the statistical test's figures
+  };
+  static bool ran_with_outputs(SideCheck& c, const LayerSide& s, const std::vector<Tensor>& judged);
+  void within_input_rounding(const LayerSide& s, size_t k, const Call& call, const std::string& op, const Tensor& expected,
+                             const std::vector<Tensor>& inputs, OutputCheck& r) const;
+  static Tensor one_ulp_up(const Tensor& t);
+  OutputCheck against_judge(const LayerSide& s, size_t k, const Call& call, const std::string& op, const Tensor& expected,
+                            const std::vector<Tensor>& inputs) const;
+  void take_output_check(SideCheck& c, const std::string& role, const OutputCheck& r, const char* s_label) const;
+  SideCheck torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
+                             std::optional<TorchCallResult>& judged, const std::string& unchecked) const;
+  static std::string tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,
+                                  const std::vector<Tensor>& judged, bool& checked);
+  TensorDiff against_torch(const LayerSide& s, const ReadCall& read, size_t k, const TorchCallResult& judged,
+                           const std::vector<Tensor>& inputs) const;
+
+  const std::string& name_;
+  const JudgeOptions& o_;
+  const PrecisionProfile& profile_;
+};
+
+}  // namespace parity
