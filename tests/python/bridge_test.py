@@ -7,28 +7,18 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "python"))
-sys.path.insert(0, HERE)
+import support
+from support import HERE, ROOT
 
-try:
-    import numpy as np
-    import torch
-    import torchvision
-except ImportError as e:
-    print(f"SKIPPED: {e} (install-deps installs python3-torch and python3-torchvision)")
-    sys.exit(77)
+np, torch, torchvision = support.require("numpy", "torch", "torchvision")
 
 import parity_torch  # noqa: E402
 from vit_blocks import TransformerBlock  # noqa: E402
 
 PARITY = None
-torch.set_num_threads(2)
 
 
 def parity(*args):
@@ -941,5 +931,5 @@ class ValRecipe(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    PARITY = os.path.abspath(sys.argv.pop(1))
+    PARITY = support.parity_binary()
     unittest.main(verbosity=2)

@@ -8,25 +8,18 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import unittest
 from unittest import mock
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+import support
+from support import ROOT
 
-try:
-    import torch
-except ImportError as e:
-    print(f"SKIPPED: {e} (install-deps installs python3-torch)")
-    sys.exit(77)
+torch = support.require("torch")
 
 import parity_torch  # noqa: E402
 
 PARITY = None
-torch.set_num_threads(2)
 
 
 class Net(torch.nn.Module):
@@ -243,6 +236,5 @@ class ReadmeSection(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    PARITY = os.path.abspath(sys.argv.pop(1))
-    os.environ["PARITY"] = PARITY  # how the API finds the binary under test
+    PARITY = support.parity_binary()
     unittest.main(verbosity=2)

@@ -13,7 +13,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import textwrap
 import threading
@@ -21,21 +20,14 @@ import time
 import unittest
 from unittest import mock
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+import support
+from support import ROOT
 
-try:
-    import numpy as np
-    import torch
-except ImportError as e:
-    print(f"SKIPPED: {e} (install-deps installs python3-torch)")
-    sys.exit(77)
+np, torch = support.require("numpy", "torch")
 
 import parity_torch  # noqa: E402
 
 PARITY = None
-torch.set_num_threads(2)
 GETITEM = torch.Tensor.__getitem__  # TensorBase's, before any block patched it
 
 
@@ -404,6 +396,5 @@ class Recording(unittest.TestCase):
             self.assertEqual(sources["mul"][1], "invert:out0")
 
 if __name__ == "__main__":
-    PARITY = os.path.abspath(sys.argv.pop(1))
-    os.environ["PARITY"] = PARITY
+    PARITY = support.parity_binary()
     unittest.main(verbosity=2)

@@ -16,21 +16,13 @@ import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python"))
-sys.path.insert(0, HERE)
+import support
 
-try:
-    import torch
-    import torchvision  # noqa: F401
-except ImportError as e:
-    print(f"SKIPPED: {e} (install-deps installs python3-torch and python3-torchvision)")
-    sys.exit(77)
+torch, _ = support.require("torch", "torchvision")
 
 import zoo  # noqa: E402
 
 PARITY = None
-torch.set_num_threads(2)
 
 
 def compare(a, b):
@@ -278,6 +270,6 @@ def add_tests(names):
 
 
 if __name__ == "__main__":
-    PARITY = sys.argv[1]
-    add_tests(sys.argv[2:] or list(zoo.MODELS))
+    PARITY = support.parity_binary()
+    add_tests(sys.argv[1:] or list(zoo.MODELS))
     unittest.main(argv=[sys.argv[0], "-v"])
