@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/half.h"
+#include "kernels/call.h"
 #include "kernels/add/add.h"
 #include "kernels/backend.h"
 #include "kernels/cat/cat.h"
@@ -297,10 +299,39 @@ const std::map<std::string, Converter>& converters() {
 
 bool supported(const std::string& op_name) { return converters().count(op_name) > 0; }
 
+// The reduced precision a call ran in, from its inputs' recorded types: a model.half() or
+// autocast trace records c10::Half or c10::BFloat16 where a float32 one records float. None when
+// no input has either; a call mixing the two is none of them (it is skipped as its types say).
+HalfType half_of(const json& args) {
+  const auto it = args.find("Input type");
+  if (it == args.end() || !it->is_array()) return HalfType::None;
+  HalfType found = HalfType::None;
+  for (const json& t : *it) {
+    const HalfType h = !t.is_string() ? HalfType::None
+                       : t == "c10::Half"     ? HalfType::Fp16
+                       : t == "c10::BFloat16" ? HalfType::Bf16
+                                              : HalfType::None;
+    if (h == HalfType::None) continue;
+    if (found != HalfType::None && found != h) return HalfType::None;
+    found = h;
+  }
+  return found;
+}
+
 Converted convert(const Event& e, const std::vector<int64_t>* next_input) {
   const auto it = converters().find(e.name);
   if (it == converters().end()) return skip("no case for this op");
-  return it->second(e, next_input);
+  const HalfType half = half_of(e.args);
+  if (half == HalfType::None || e.name == "aten::nonzero") return it->second(e, next_input);  // nonzero has a dtype of its own
+  // A half-precision call is its float32 case run at that precision (precision=fp16|bf16), as
+  // replay --dtype runs one: the same shapes, the values rounded to the type.
+  Event as_float = e;
+  for (json& t : as_float.args["Input type"]) {
+    if (t == "c10::Half" || t == "c10::BFloat16") t = "float";
+  }
+  Converted c = it->second(as_float, next_input);
+  if (!c.line.empty()) c.line = with_half(c.line, half);
+  return c;
 }
 
 // ---- Which part of a training step an event belongs to ----

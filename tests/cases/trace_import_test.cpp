@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/call.h"
 #include "support/test_support.h"
 
 namespace parity {
@@ -103,6 +104,39 @@ TEST(TraceImport, InfersStrideAndPaddingFromTheNextLayerAndReadsGzip) {
   EXPECT_TRUE(r.cases[1].inferred);
   EXPECT_EQ(r.cases[2].line, "cat x=2x3x5,2x4x5 dim=1");
   EXPECT_TRUE(r.cases[2].inferred);
+}
+
+// A trace of a half-precision model (val.py's model.half(), autocast): its calls become the same
+// float32 cases at that precision, which replay runs in that type; a call mixing float16 and
+// bfloat16 inputs is none of them.
+TEST(TraceImport, HalfPrecisionCallsBecomeCasesAtTheirPrecision) {
+  const std::string conv = "[\"c10::Half\", \"c10::Half\", \"c10::Half\", \"ScalarList\", \"ScalarList\", \"ScalarList\", \"Int\"]";
+  const std::string concrete = "[\"\", \"\", \"\", \"[1, 1]\", \"[1, 1]\", \"[1, 1]\", \"1\"]";
+  const std::string text = trace_of({
+      op_event("aten::conv2d", 100, 50, "[[1, 16, 40, 40], [32, 16, 3, 3], [32], [], [], [], []]", conv, concrete),
+      op_event("aten::silu_", 160, 10, "[[1, 32, 40, 40]]", "[\"c10::Half\"]"),
+      op_event("aten::sigmoid", 170, 10, "[[1, 32, 40, 40]]", "[\"c10::BFloat16\"]"),
+      op_event("aten::add", 180, 5, "[[1, 32, 40, 40], [1, 32, 40, 40], []]", "[\"c10::Half\", \"c10::Half\", \"Scalar\"]"),
+      op_event("aten::gt", 190, 1, "[[1, 6300], []]", "[\"c10::Half\", \"Scalar\"]", "[\"\", \"0.25\"]"),
+      op_event("torchvision::nms", 200, 9, "[[300, 4], [300], []]", "[\"c10::Half\", \"c10::Half\", \"Double\"]",
+               "[\"\", \"\", \"0.45\"]"),
+      op_event("aten::nonzero", 210, 2, "[[1, 6300]]", "[\"c10::Half\"]"),
+      op_event("aten::add", 220, 5, "[[1, 8], [1, 8], []]", "[\"c10::Half\", \"c10::BFloat16\", \"Scalar\"]"),
+  });
+  const TraceImport r = import_trace_text(text, "half.json", false);
+  ASSERT_EQ(r.cases.size(), 7u);
+  EXPECT_EQ(r.cases[0].line, "conv2d x=1x16x40x40 w=32x16x3x3 bias pad=1 precision=fp16");
+  EXPECT_EQ(r.cases[1].line, "silu x=1x32x40x40 precision=fp16");
+  EXPECT_EQ(r.cases[2].line, "sigmoid x=1x32x40x40 precision=bf16");
+  EXPECT_EQ(r.cases[3].line, "add x=1x32x40x40 precision=fp16");
+  EXPECT_EQ(r.cases[4].line, "threshold x=1x6300 value=0.25 precision=fp16");
+  EXPECT_EQ(r.cases[5].line, "nms boxes=300x4 iou=0.45 precision=fp16");
+  EXPECT_EQ(r.cases[6].line, "nonzero x=1x6300 dtype=float16");  // its own dtype, not a precision
+  EXPECT_EQ(r.skipped.at({"aten::add", "not two tensors of one shape"}), 1);
+  for (const Case& c : r.cases) {
+    const Call call(c.line);  // each reads back as the call it names
+    EXPECT_EQ(call.line(), c.line);
+  }
 }
 
 TEST(TraceImport, RefusesWhatIsNotATrace) {
