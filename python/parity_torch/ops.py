@@ -31,7 +31,11 @@ def set_written_float(dtype):
 
 def _dt(t):
     cast = getattr(_written, "dtype", None)
-    return cast if cast is not None and t.is_floating_point() else t.dtype
+    if cast is not None and t.is_floating_point():
+        return cast
+    # numpy has no bfloat16: the writer widens it to float32 (every value kept), so that is the
+    # dtype a line names, as with dtype=torch.float32.
+    return torch.float32 if t.dtype == torch.bfloat16 else t.dtype
 
 
 def shape_text(t):

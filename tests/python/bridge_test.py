@@ -3,6 +3,7 @@
 Run by ctest (label python) as: /usr/bin/python3 tests/python/bridge_test.py <parity binary>.
 Exit 77 (ctest: skipped) when /usr/bin/python3 has no torch or torchvision.
 """
+import copy
 import json
 import os
 import re
@@ -630,6 +631,18 @@ class AutoPrecision(unittest.TestCase):
             self.assertEqual(code, 1, out)
             origin = next(l for l in report["layers"] if l["origin"])
             self.assertEqual((origin["name"], origin["defective"]), ("2", side), out)
+
+    def test_bfloat16_weights_dumped_without_dtype_pair_with_float32(self):
+        """The README's recipe gives no dtype=: bfloat16 tensors are written as float32 (numpy has
+        no bfloat16), and their calls are parity's ops as a float32 run's are, not other calls."""
+        path = os.path.join(self.tmp.name, "bf16-weights-no-dtype")
+        net = copy.deepcopy(self.net).to(torch.bfloat16)
+        with torch.no_grad(), parity_torch.dump(path, net):
+            net(self.x.to(torch.bfloat16))
+        for a, b in ((self.dump(False), path), (path, self.dump(False))):
+            code, out, report = compare_json(a, b)
+            self.assertEqual(code, 0, out)
+            self.assertEqual([l["op"] for l in report["layers"]], ["conv2d", "silu", "conv2d", "silu", "conv2d"], out)
 
 
 class CpuBackends(unittest.TestCase):
