@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <tuple>
 
 #include "cli/command.h"
 #include "cli/compare_npy.h"
@@ -79,6 +80,13 @@ std::string settle_precision(const Options& o, const Dump& a, const Dump& b, Com
   if (o.precision != "auto") return o.precision;
   const Precision pa = recorded_precision(a), pb = recorded_precision(b), p = coarser(pa, pb);
   co.judge.precision = p;
+  // Each side's local check judges its own kernels at its own run's precision.
+  for (const auto& [run, d, own] : {std::tuple{&co.judge.runs[0], &a, pa}, std::tuple{&co.judge.runs[1], &b, pb}}) {
+    run->precision = own;
+    run->cpu = d->device == "cpu";
+    const auto autocast = d->run.find("autocast");
+    run->autocast = autocast != d->run.end() && autocast->second.find("cpu:") != std::string::npos;
+  }
   const std::string name = precision_profile(p).name;
   if (pa == Precision::Fp32 && pb == Precision::Fp32) return name;
   const std::string who = pa == pb ? "both runs" : pa == p ? "A's run" : "B's run";

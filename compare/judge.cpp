@@ -197,19 +197,20 @@ class LayerJudge {
     profile_ = &precision_profile(v_.profile);
     differences_ = v_.reason;
     std::optional<TorchCallResult> judged_a;
-    const LocalCheck local(name_, o_, *profile_);
-    v_.a = local.run(a_, call_a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
+    const SideJudging how_a = side_judging(0), how_b = side_judging(1);
+    v_.a = LocalCheck(name_, o_, how_a, call_a_).run(a_, call_a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
     std::optional<TorchCallResult> judged_b;
+    const LocalCheck local_b(name_, o_, how_b, call_b_);
     if (same_inputs_ && a_.inputs) {
-      // The same call on the same bytes: the judge (deterministic) gives the same answer.
-      if (a_.line == b_.line) judged_b = judged_a;
-      v_.b = local.run(b_, call_b_, "B", true, inputs_of_a(), judged_b);
+      // The same call on the same bytes, judged alike: the judge (deterministic) gives the same answer.
+      if (a_.line == b_.line && how_a == how_b) judged_b = judged_a;
+      v_.b = local_b.run(b_, call_b_, "B", true, inputs_of_a(), judged_b);
     } else {
       // A's inputs and the judge's outputs on them are done with: freed before B's are made, so
       // a layer holds one side's at a time.
       judged_a.reset();
       a_inputs_.reset();
-      v_.b = local.run(b_, call_b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
+      v_.b = local_b.run(b_, call_b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
     }
     verdict_from_side_checks();
     v_.timing.local_ms = watch.ms();
@@ -239,6 +240,29 @@ class LayerJudge {
       }
     }
     profile_ = &precision_profile(v_.profile);
+  }
+
+  // How side k's own kernels are judged. Where the comparison knows each side's run (--precision
+  // auto), at that run's own precision (made coarser by its call's precision= and its outputs'
+  // dtypes, as choose_profile does for both): a float32 CPU run against a bfloat16 one is judged
+  // at float32 on its own inputs, the bfloat16 one at bfloat16. A reduced-precision run on the CPU
+  // computes exact products of its kernels' inputs (exact_inputs); under autocast those are the
+  // recorded inputs rounded to the type. Otherwise both sides at the layer's profile, as given.
+  SideJudging side_judging(int k) const {
+    SideJudging how;
+    how.profile = v_.profile;
+    const SideRun& run = o_.runs[k];
+    if (!run.precision) return how;
+    how.profile = *run.precision;
+    const ReadCall& read = k == 0 ? call_a_ : call_b_;
+    if (read.call) how.profile = coarser(how.profile, precision_of(read.call->half()));
+    for (const Tensor& t : (k == 0 ? a_ : b_).outputs) {
+      if (is_floating(t.dtype())) how.profile = coarser(how.profile, precision_of(t.dtype()));
+    }
+    const bool half = how.profile == Precision::Fp16 || how.profile == Precision::Bf16;
+    how.exact_inputs = run.cpu && half;
+    if (how.exact_inputs && run.autocast) how.autocast_to = how.profile == Precision::Fp16 ? HalfType::Fp16 : HalfType::Bf16;
+    return how;
   }
 
   const std::vector<Tensor>& inputs_of_a() {
@@ -277,7 +301,7 @@ class LayerJudge {
     const Comparable c = comparable(x, y);
     const bool same_form = c.x.dtype() == c.y.dtype() && x.shape() == y.shape();
     const std::vector<Tensor>& in = call && call->traits().dot_products && same_form ? inputs_of_a() : none;
-    const Tolerance tol = layer_tolerance(o_, *profile_, name_, call_a_.op, call, k, c.dtype, in);
+    const Tolerance tol = local_checks_sooner(layer_tolerance(o_, *profile_, name_, call_a_.op, call, k, c.dtype, in), call, k);
     ElementValues xv = values_of(c.x), yv = values_of(c.y);
     if (streamed && same_form && is_floating(x.dtype())) {
       bool same_bytes = false;
@@ -300,6 +324,21 @@ class LayerJudge {
     }
     return t;
   }
+
+  // A dot product's bound at fp16 or bf16 allows, A against B, for both sides' inputs rounded to
+  // the type: about 2^-8 of sum |x w| at bf16, which over thousands of terms exceeds a quarter of
+  // the output (a wrong element hides there, and no local check would run). Here the pass asks
+  // for local checks once an element uses an eighth of that bound, and each side is then judged
+  // on its own inputs (LocalCheck), where no such allowance is needed on the CPU.
+  static Tolerance local_checks_sooner(Tolerance tol, const Call* call, size_t k, Precision profile) {
+    const bool half = profile == Precision::Fp16 || profile == Precision::Bf16;
+    if (!half || !call || !call->traits().dot_products || k != 0 || !tol.bound) return tol;
+    tol.bound_share = 1.0 / 8;
+    const std::function<double(int64_t)> full = tol.bound;
+    tol.bound = [full](int64_t i) { return full(i) / 8; };
+    return tol;
+  }
+  Tolerance local_checks_sooner(Tolerance tol, const Call* call, size_t k) const { return local_checks_sooner(std::move(tol), call, k, v_.profile); }
 
   // An output beyond tolerance, or failing the statistical test, asks for local checks; the
   // first such difference is the one the reason names.

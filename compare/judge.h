@@ -35,9 +35,18 @@ struct ToleranceOverride {
   double atol = 0, rtol = 0;
 };
 
+// One side's run as its dump records it (compare --precision auto reads it): what its local
+// check judges that side's own kernels at.
+struct SideRun {
+  std::optional<Precision> precision;  // the run's own precision; none: JudgeOptions::precision
+  bool cpu = false;                    // it ran on the CPU
+  bool autocast = false;               // under autocast on that device (its reduced-precision ops cast their inputs)
+};
+
 struct JudgeOptions {
   std::string judge = "ref";                                       // --judge
   Precision precision = Precision::Fp32;                           // --precision
+  SideRun runs[2];                                                 // A's and B's (--precision auto)
   // --atol/--rtol: replace the tolerance of every float output, conv2d's bound included.
   std::optional<ToleranceOverride> tolerance;
   // --tol-file: (pattern, tolerance) in file order; a pattern fully matching the layer name or

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compare/judge.h"
+#include "core/half.h"
 #include "kernels/aten/plugin.h"
 
 namespace parity {
@@ -22,10 +23,26 @@ struct ReadCall {
 };
 ReadCall read_call(const LayerSide& s);
 
+// How one side's own kernels are judged: at `profile`; with `exact_inputs` (a half run on the
+// CPU), a dot product whose half CPU kernels sum exact products in float32 (parity's conv2d, and
+// TorchCall::fp32_sum: oneDNN's convolutions and linear) gets no allowance for rounding inside the
+// kernel; other ops keep the profile's allowance, as their half kernels round on the way (ATen's
+// CPU bmm rounds partial sums to the type). With `autocast_to`, a call autocast runs in that type
+// (TorchCall::lowp, conv2d) has its inputs rounded to it first, as autocast rounds them before the
+// kernel sees them.
+struct SideJudging {
+  Precision profile = Precision::Fp32;
+  bool exact_inputs = false;
+  HalfType autocast_to = HalfType::None;
+  bool operator==(const SideJudging& o) const {
+    return profile == o.profile && exact_inputs == o.exact_inputs && autocast_to == o.autocast_to;
+  }
+};
+
 class LocalCheck {
  public:
-  // Layer `name`, judged under `o` at `profile`.
-  LocalCheck(const std::string& name, const JudgeOptions& o, const PrecisionProfile& profile) : name_(name), o_(o), profile_(profile) {}
+  // Layer `name`, whose side's line reads as `read`, judged under `o` as `how` says.
+  LocalCheck(const std::string& name, const JudgeOptions& o, const SideJudging& how, const ReadCall& read);
 
   // Side s (`s_label`: "A" or "B") of the layer, its line read as `read`, on `inputs` (float32
   // where they were float16); `recorded`: whether its inputs were recorded at all. `judged`: the
@@ -53,9 +70,13 @@ class LocalCheck {
   TensorDiff against_torch(const LayerSide& s, const ReadCall& read, size_t k, const TorchCallResult& judged,
                            const std::vector<Tensor>& inputs) const;
 
+  // The inputs the side's kernel computed on: as recorded, or rounded as autocast rounds them.
+  std::vector<Tensor> kernel_inputs(const std::vector<Tensor>& inputs) const;
+
   const std::string& name_;
   const JudgeOptions& o_;
-  const PrecisionProfile& profile_;
+  PrecisionProfile profile_;
+  HalfType autocast_to_;
 };
 
 }  // namespace parity

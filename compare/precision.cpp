@@ -1,5 +1,6 @@
 #include "compare/precision.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -169,7 +170,8 @@ std::string precision_failure_note(const PrecisionStats& s, const PrecisionProfi
 }
 
 std::string reduced_precision_hint(const PrecisionStats& s, const PrecisionProfile& profile) {
-  if (s.samples == 0 || s.exact || s.bits >= profile.input_bits - 3) return "";
+  // Outputs stored at the profile's precision carry its rounding whatever the inputs were.
+  if (s.samples == 0 || s.exact || s.bits >= std::min(profile.input_bits, profile.output_bits) - 3) return "";
   // Rounding at a coarser precision spreads over every channel; errors that concentrate in one
   // channel are a defect there (a bias, a dropped term), whatever bits the layer averages to.
   if (s.tested && s.worst_channel >= 0 && s.channel_ratio > kConcentration * s.rms_ratio) {

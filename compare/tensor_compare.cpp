@@ -30,7 +30,7 @@ const char* state_name(State s) {
 std::string Tolerance::str() const {
   if (exact()) return "exact";
   std::string s = "atol " + shortest_double(atol) + " rtol " + shortest_double(rtol);
-  if (bound) s += " + per-element bound";
+  if (bound) s += bound_share < 1 ? " + 1/" + shortest_double(1 / bound_share) + " of the per-element bound" : " + per-element bound";
   return s;
 }
 

@@ -27,6 +27,7 @@ struct Tolerance {
   // Optional extra absolute allowance for element i (conv2d's reduction bound). Evaluated only
   // for elements that exceed atol + rtol * |a|, so it may be costly; must be thread-safe.
   std::function<double(int64_t)> bound;
+  double bound_share = 1;  // `bound` is this share of the per-element bound (said by str())
   bool exact() const { return atol == 0 && rtol == 0 && !bound; }
   std::string str() const;  // "atol 1e-05 rtol 1.3e-06 + per-element bound"
 };

@@ -15,7 +15,8 @@ struct TorchCall {
   std::string dtype;  // the dtype a cast by name gives ("int64" for x.long()); empty: none
   TorchBound bound = TorchBound::None;
   bool placement = false, metadata = false, python_read = false, composite = false, copy = false, cast = false,
-       fills = false, uninitialised = false, tied = false, arithmetic = false, reflected = false, samples = false;
+       fills = false, uninitialised = false, tied = false, arithmetic = false, reflected = false, samples = false,
+       lowp = false, fp32_sum = false;
 };
 
 // The call's name as the table keys it, from the op a dump names it by (torch.Tensor.add_,

@@ -75,7 +75,9 @@ class Faulty : public ::testing::Test {
       }
       if (int64_t(i) > r.origin) {
         EXPECT_TRUE(l.passed() || l.propagated() || l.state == RowState::Mistrusted) << l.name << ": " << l.note();
-        if (l.propagated()) EXPECT_EQ(l.propagated_from, layer) << l.name;
+        if (l.propagated()) {
+          EXPECT_EQ(l.propagated_from, layer) << l.name;
+        }
       }
     }
   }

@@ -3,6 +3,7 @@
 Run by ctest (label python) as: /usr/bin/python3 tests/python/bridge_test.py <parity binary>.
 Exit 77 (ctest: skipped) when /usr/bin/python3 has no torch or torchvision.
 """
+import contextlib
 import copy
 import json
 import os
@@ -17,6 +18,7 @@ from support import HERE, ROOT
 np, torch, torchvision = support.require("numpy", "torch", "torchvision")
 
 import parity_torch  # noqa: E402
+from torch.overrides import TorchFunctionMode  # noqa: E402
 from vit_blocks import TransformerBlock  # noqa: E402
 
 PARITY = None
@@ -643,6 +645,77 @@ class AutoPrecision(unittest.TestCase):
             code, out, report = compare_json(a, b)
             self.assertEqual(code, 0, out)
             self.assertEqual([l["op"] for l in report["layers"]], ["conv2d", "silu", "conv2d", "silu", "conv2d"], out)
+
+
+class WideDotProducts(unittest.TestCase):
+    """A classifier head and a deep conv of thousands of terms on post-ReLU features, float32
+    against bfloat16 weights and bf16 autocast: at bf16 the A-against-B bound allows about 2^-8 of
+    sum |x w|, more than a quarter of the output here, yet one element off by 25% in either run's
+    kernel is named there (each side is judged on its own inputs at its own precision), and the
+    clean pairs pass."""
+
+    class Wrong(TorchFunctionMode):
+        def __init__(self, op):
+            super().__init__()
+            self.op, self.done = op, False
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if getattr(func, "__name__", "") == self.op and not self.done:
+                self.done = True
+                with torch._C.DisableTorchFunction():
+                    out = out.clone()
+                    flat = out.view(-1)
+                    i = flat.numel() // 3
+                    flat[i] += 0.25 * max(1.0, abs(float(flat[i])))
+            return out
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        torch.manual_seed(0)
+        cls.models = {
+            "linear": (torch.nn.Sequential(torch.nn.Linear(2048, 10), torch.nn.ReLU(), torch.nn.Linear(10, 4)).eval(),
+                       10 * torch.relu(torch.randn(1, 2048))),
+            "conv2d": (torch.nn.Sequential(torch.nn.Conv2d(1024, 10, 3), torch.nn.ReLU(), torch.nn.Conv2d(10, 4, 1)).eval(),
+                       10 * torch.relu(torch.randn(1, 1024, 6, 6))),
+        }
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def dump(self, op, regime, defect=False):
+        path = os.path.join(self.tmp.name, f"{op}-{regime}-{defect}")
+        if os.path.exists(path):
+            return path
+        model, x = self.models[op]
+        model = copy.deepcopy(model).to(torch.bfloat16 if regime == "bf16" else torch.float32)
+        x = x.to(torch.bfloat16 if regime == "bf16" else torch.float32)
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(torch.no_grad())
+            if defect:
+                stack.enter_context(self.Wrong(op))
+            stack.enter_context(torch.autocast("cpu", dtype=torch.bfloat16, enabled=regime == "autocast"))
+            stack.enter_context(parity_torch.dump(path, model, dtype=torch.float32))
+            model(x)
+        return path
+
+    def test_clean_pairs_pass(self):
+        for op in self.models:
+            for regime in ("bf16", "autocast"):
+                code, out, _ = compare_json(self.dump(op, "fp32"), self.dump(op, regime))
+                self.assertEqual(code, 0, f"{op} {regime}\n{out}")
+
+    def test_one_wrong_element_is_named_on_its_side(self):
+        for op in self.models:
+            for regime in ("bf16", "autocast"):
+                pairs = ((self.dump(op, "fp32"), self.dump(op, regime, True), "B"), (self.dump(op, "fp32", True), self.dump(op, regime), "A"))
+                for a, b, side in pairs:
+                    code, out, report = compare_json(a, b)
+                    self.assertEqual(code, 1, f"{op} {regime} defect on {side}\n{out}")
+                    origin = next(l for l in report["layers"] if l["origin"])
+                    self.assertEqual((origin["name"], origin["defective"]), ("0", side), out)
 
 
 class CpuBackends(unittest.TestCase):
