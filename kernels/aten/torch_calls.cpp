@@ -11,6 +11,10 @@
 #include <ATen/ops/div.h>
 #include <ATen/ops/exp.h>
 #include <ATen/ops/log.h>
+#include <ATen/ops/clamp_min.h>
+#include <ATen/ops/max.h>
+#include <ATen/ops/max_pool2d.h>
+#include <ATen/ops/maximum.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/nan_to_num.h>
 #include <ATen/ops/neg.h>
@@ -24,6 +28,7 @@
 #include <ATen/ops/sub.h>
 #include <ATen/ops/tanh.h>
 
+#include <ATen/TensorIndexing.h>
 #include <ATen/TensorOperators.h>
 
 #include <algorithm>
@@ -278,6 +283,46 @@ parity::TorchCallResult parity::aten_torch_call(const std::string& line, const s
   }
 }
 
+namespace {
+
+// roi_align works out where to sample in its input's dtype: the box scaled, split into bins, a
+// sample's place in its bin, a few roundings each of numbers up to the box's far edge. Nudging
+// the boxes (below) moves every sample of a bin together, and their slopes may cancel in the bin's
+// mean; each sample's own rounding does not. So this allowance is the coordinates' error bound
+// times the feature map's slope at each sample, averaged as the call averages its samples:
+// roi_align itself run on the map G of the largest difference between neighbours around each
+// pixel (G at a cell's corners bounds the bilinear slope anywhere in the cell). Undefined where it
+// does not apply.
+at::Tensor sample_rounding_allowance(const std::string& line, const std::vector<parity::Tensor>& in) {
+  using namespace parity;
+  if (in.size() < 2 || in[0].shape().rank() != 4 || in[1].shape().rank() != 2 || in[1].shape()[1] != 5) return {};
+  const at::Tensor f = to_aten(in[0]).to(at::kDouble), rois = to_aten(in[1]).to(at::kDouble);
+  const int64_t h = f.size(2), w = f.size(3);
+  if (h < 2 || w < 2 || rois.size(0) == 0) return {};
+  static const std::regex scale_field(R"( (arg2|spatial_scale)=([-+0-9.eE]+)( |$))");
+  std::smatch m;
+  if (!std::regex_search(line, m, scale_field)) return {};
+  const double scale = std::fabs(std::strtod(m[2].str().c_str(), nullptr));
+  using at::indexing::Slice;
+  const at::Tensor dy = (f.index({Slice(), Slice(), Slice(1), Slice()}) - f.index({Slice(), Slice(), Slice(0, -1), Slice()})).abs();
+  const at::Tensor dx = (f.index({Slice(), Slice(), Slice(), Slice(1)}) - f.index({Slice(), Slice(), Slice(), Slice(0, -1)})).abs();
+  // Each cell's four edges, then each pixel the largest over the cells it is a corner of.
+  const at::Tensor cell = at::maximum(at::maximum(dy.index({Slice(), Slice(), Slice(), Slice(0, -1)}), dy.index({Slice(), Slice(), Slice(), Slice(1)})),
+                                      at::maximum(dx.index({Slice(), Slice(), Slice(0, -1), Slice()}), dx.index({Slice(), Slice(), Slice(1), Slice()})));
+  const at::Tensor g = at::max_pool2d(cell, {2, 2}, {1, 1}, {1, 1});
+  const TorchCallResult slope = aten_torch_call(line, {from_aten(g.contiguous()), in[1]});
+  if (slope.outputs.empty()) return {};
+  // Eight roundings (the box scaled, its size, the bin size, a sample's offset, the sums) of
+  // numbers no larger than the box's farthest edge, scaled, or the map's (a sample past it counts
+  // nothing).
+  const double u = in[0].dtype() == DType::Float64 ? std::ldexp(1.0, -53) : std::ldexp(1.0, -24);
+  const at::Tensor reach = at::clamp_min(std::get<0>(rois.index({Slice(), Slice(1)}).abs().max(1)) * scale, double(std::max(h, w))) + 1;
+  const at::Tensor out = to_aten(slope.outputs[0]).to(at::kDouble);
+  return (out * (reach * (2 * 8 * u)).view({-1, 1, 1, 1})).contiguous();
+}
+
+}  // namespace
+
 std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     const std::string& line, const std::vector<parity::Tensor>& in, const std::vector<parity::Tensor>& base_outputs) {
   using namespace parity;
@@ -303,6 +348,10 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
       const at::Tensor d = (to_aten(r.outputs[j]).to(at::kDouble) - to_aten(base.outputs[j]).to(at::kDouble)).abs() * units;
       moved_by[j] = moved_by[j].defined() ? moved_by[j] + d : d;
     }
+  }
+  if (samples && torch_call_name(op) == "roi_align" && !moved_by.empty()) {
+    const at::Tensor each = sample_rounding_allowance(line, in);
+    if (each.defined() && moved_by[0].defined() && each.sizes() == moved_by[0].sizes()) moved_by[0] = moved_by[0] + each / 2;  // doubled below
   }
   std::vector<Tensor> out(base.outputs.size());
   for (size_t j = 0; j < out.size(); ++j) {

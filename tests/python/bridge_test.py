@@ -718,6 +718,56 @@ class WideDotProducts(unittest.TestCase):
                     self.assertEqual((origin["name"], origin["defective"]), ("0", side), out)
 
 
+class RoiAlignPool(torch.nn.Module):  # MultiScaleRoIAlign's call, on a rough feature map
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+
+    def forward(self, x, boxes):
+        return torchvision.ops.roi_align(self.conv(x) * 50, [boxes], output_size=7, spatial_scale=0.25, sampling_ratio=2)
+
+
+class RoiAlign(unittest.TestCase):
+    """roi_align works out where to sample in its input's dtype: on a feature map of steep slopes a
+    float32 run differs from a float64 one beyond what nudging the boxes moves (the samples of a
+    bin move together, their slopes cancel). Both runs pass; a wrong element is named on its side."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        torch.manual_seed(0)
+        model, x = RoiAlignPool().eval(), torch.randn(1, 3, 64, 64)
+        g = torch.Generator().manual_seed(1)
+        xy = torch.rand(40, 2, generator=g) * 180
+        boxes = torch.cat([xy, xy + torch.rand(40, 2, generator=g) * 60 + 4], 1)
+        cls.dumps = {}
+        for dtype in (torch.float32, torch.float64):
+            path = os.path.join(cls.tmp.name, str(dtype))
+            m = copy.deepcopy(model).to(dtype)
+            with torch.no_grad(), parity_torch.dump(path, m, dtype=torch.float32):
+                m(x.to(dtype), boxes.to(dtype))
+            cls.dumps[dtype] = path
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_float32_against_float64_passes(self):
+        a, b = self.dumps[torch.float32], self.dumps[torch.float64]
+        for x, y in ((a, b), (b, a)):
+            code, out, _ = compare_json(x, y)
+            self.assertEqual(code, 0, out)
+
+    def test_a_wrong_element_is_named_on_its_side(self):
+        a, b = self.dumps[torch.float32], self.dumps[torch.float64]
+        for x, y, side in ((a, tampered(b, "roi_align", 0.25, self.tmp.name), "B"),
+                           (tampered(a, "roi_align", 0.25, self.tmp.name), b, "A")):
+            code, out, report = compare_json(x, y)
+            self.assertEqual(code, 1, out)
+            origin = next(l for l in report["layers"] if l["origin"])
+            self.assertEqual((origin["name"], origin["defective"]), ("roi_align", side), out)
+
+
 class CpuBackends(unittest.TestCase):
     """One model on the CPU two ways PyTorch users switch between: oneDNN (mkldnn) convolutions on
     and off, and channels_last memory against contiguous. Both correct: no failure, nothing
