@@ -24,9 +24,9 @@ struct ReadCall {
 ReadCall read_call(const LayerSide& s);
 
 // How one side's own kernels are judged: at `profile`; with `exact_inputs` (a half run on the
-// CPU), a dot product whose half CPU kernels sum exact products in float32 (parity's conv2d, and
-// TorchCall::fp32_sum: oneDNN's convolutions and linear) gets no allowance for rounding inside the
-// kernel; other ops keep the profile's allowance, as their half kernels round on the way (ATen's
+// CPU), a sum whose half CPU kernels add exact terms in float32 (parity's conv2d, and
+// TorchCall::fp32_sum: oneDNN's convolutions and linear, var and std) gets no allowance for
+// rounding inside the kernel; other ops keep the profile's allowance, as their half kernels round on the way (ATen's
 // CPU bmm rounds partial sums to the type). With `autocast_to`, a call autocast runs in that type
 // (TorchCall::lowp, conv2d) has its inputs rounded to it first, as autocast rounds them before the
 // kernel sees them.

@@ -13,7 +13,8 @@ TorchBound bound_of(const std::string& word, const std::string& row) {
   static const std::map<std::string, TorchBound> m = {
       {"-", TorchBound::None},         {"exact", TorchBound::Exact},          {"rounded", TorchBound::Rounded},
       {"sum", TorchBound::Sum},        {"softmax", TorchBound::Softmax},      {"layer_norm", TorchBound::LayerNorm},
-      {"group_norm", TorchBound::GroupNorm}, {"gelu", TorchBound::Gelu},      {"steps", TorchBound::Steps}};
+      {"group_norm", TorchBound::GroupNorm}, {"gelu", TorchBound::Gelu},      {"steps", TorchBound::Steps},
+      {"moments", TorchBound::Moments}};
   const auto it = m.find(word);
   if (it == m.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown bound \"" + word + "\"");
   return it->second;

@@ -10,6 +10,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/tensor.h>
+#include <ATen/ops/where.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
@@ -452,6 +453,45 @@ at::Tensor group_norm_sums(const std::string& name, const Args& args, const std:
                             b ? std::optional<at::Tensor>(b->abs().reshape(per_channel)) : std::nullopt, y);
 }
 
+// var, std, var_mean, std_mean(input, dim, unbiased | correction=, keepdim): output k's S and K.
+// A variance over N values with correction c is sum (x - m)^2 / (N - c); a float32 kernel (two
+// passes, or Welford's) strays by about N roundings of the terms it sums, each no larger than x^2:
+// S = sum x^2 / (N - c), K = N + 8. A deviation is its square root: an error E in the variance v
+// moves it by at most E / sqrt(v), and by at most sqrt(E) wherever v is within 16 E of 0; its S is
+// that over the smallest scale a float32 bound has, (K + 2) 2^-24 (a coarser profile's larger scale
+// only widens it). The mean of var_mean and std_mean is a sum of N terms: S = mean |x|, K = N.
+at::Tensor moment_sums(const std::string& name, const Args& args, const at::Tensor& x, const at::Tensor& y, size_t k, int64_t& K) {
+  const int64_t N = x.numel() / std::max<int64_t>(1, y.numel());
+  std::vector<int64_t> dims;
+  double correction = 1;
+  const std::string second = args.positional.size() > 1 ? args.positional[1].text : "";
+  if (second == "True" || second == "False") {
+    correction = second == "True" ? 1 : 0;  // var(input, unbiased)
+  } else {
+    const std::string dim = text_arg(args, 1, "dim");
+    if (const auto d = int_list(dim)) dims = *d;
+    const std::string unbiased = text_arg(args, 2, "unbiased");
+    if (unbiased == "False") correction = 0;
+    if (const auto it = args.keywords.find("correction"); it != args.keywords.end()) correction = python_number(it->second.text).value_or(1);
+  }
+  if (dims.empty()) {
+    for (int64_t d = 0; d < x.dim(); ++d) dims.push_back(d);
+  }
+  K = N + 8;
+  const bool mean_output = k == 1;
+  const at::Tensor per = mean_output ? x.abs().mean(dims, true) : x.pow(2).sum(dims, true) / std::max(1.0, double(N) - correction);
+  if (y.numel() != per.numel()) throw Error(name + "'s reduced dimensions are not recorded");
+  at::Tensor S = per.reshape(y.sizes());
+  if (mean_output) {
+    K = N;
+    return S;
+  }
+  if (name.rfind("std", 0) != 0) return S;
+  const double g = double(K + 2) * std::ldexp(1.0, -24);
+  const at::Tensor v = y.pow(2);  // y is the deviation
+  return at::where(v >= 16 * g * S, S / v.sqrt(), (S / g).sqrt());
+}
+
 // A recurrent layer (lstm, gru, rnn_tanh, rnn_relu: input, hx, params, has_biases, num_layers,
 // dropout, train, bidirectional, batch_first): its time steps times its layers and directions.
 int64_t recurrent_steps(const Args& args, const at::Tensor& x) {
@@ -648,6 +688,8 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
         } else if (bound == TorchBound::GroupNorm) {
           S = group_norm_sums(name, args, wide, y, K);
           K += 8;
+        } else if (bound == TorchBound::Moments) {
+          S = moment_sums(name, args, wide.at(0), y, size_t(&y - out.data()), K);
         } else if (bound == TorchBound::Steps) {
           K = recurrent_steps(args, wide.at(0));
           S = std::sqrt(double(K)) * (y.abs() + y.pow(2).mean().sqrt());

@@ -337,12 +337,34 @@ def preprocess():
     return Preprocess().eval(), _seeded((2, 3, 16, 16)), None, [("", "mul", "mul"), ("", "scatter", "scatter")]
 
 
+class Moments(torch.nn.Module):
+    """Statistics models compute by hand (a normalisation of their own, a style or instance
+    statistic): var, std, var_mean and std_mean over dims, unbiased or not, with correction=."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x) + 3.0
+        v = y.var(dim=(2, 3), keepdim=True)
+        s = torch.std(y, dim=1, unbiased=False)
+        vm, m = torch.var_mean(y, dim=[2, 3], correction=0)
+        sm, m2 = torch.std_mean(y, 3)
+        return (y - y.mean((2, 3), keepdim=True)) / (v + 1e-5).sqrt() + s.unsqueeze(1) + (vm + m)[..., None, None] + sm.mean() + m2.mean()
+
+
+def moments():
+    torch.manual_seed(0)
+    return Moments().eval(), _seeded((2, 3, 16, 16)), None, [("", "var", "var"), ("", "std_mean", "std_mean")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
-          "preprocess": preprocess}
+          "preprocess": preprocess, "moments": moments}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
