@@ -12,7 +12,9 @@
 #include <cstring>
 
 #include "core/thread_pool.h"
+#include "core/half.h"
 #include "kernel_test_util.h"
+#include "kernels/call.h"
 #include "kernels/conv2d/conv2d.h"
 
 namespace parity {
@@ -65,6 +67,24 @@ RC_GTEST_PROP(Conv2d, RefMatchesAtenWithinTheReductionBound, ()) {
   const Tensor s = conv2d_ref(p, abs_in[0], abs_in[1], p.bias ? &abs_in[2] : nullptr);
   const double k = double(p.reduction_length());
   test::assert_close(ref, aten, [&](int64_t i) { return (k + 2) * test::kU32 * test::at_f(s, i); }, line);
+}
+
+// At bfloat16 (precision=bf16): the reference computes in float64 from the bfloat16 values and
+// rounds once; LibTorch's CPU kernel (oneDNN) sums the exact products in float32 and rounds its
+// result to bfloat16. They differ by at most the float32 sum's error and one bfloat16 unit.
+RC_GTEST_PROP(Conv2d, RefMatchesAtensBfloat16KernelWithinTheBound, ()) {
+  const std::string line = *conv2d_line() + " precision=bf16";
+  const std::vector<Tensor> in = test::seeded_inputs(line, *rc::gen::arbitrary<uint64_t>());
+  const Tensor ref = backend("ref").run(line, in)[0];
+  const Tensor aten = backend("aten").run(line, in)[0];
+  const Conv2dParams p = Conv2dParams::parse(with_half(line, HalfType::None));
+  std::vector<Tensor> abs_in;
+  for (const Tensor& t : in) abs_in.push_back(abs_of(t));
+  const Tensor s = conv2d_ref(p, abs_in[0], abs_in[1], p.bias ? &abs_in[2] : nullptr);
+  const double k = double(p.reduction_length());
+  for (int64_t i = 0; i < ref.numel(); ++i) RC_ASSERT(round_to(ref.data<float>()[i], HalfType::Bf16) == ref.data<float>()[i]);
+  test::assert_close(ref, aten, [&](int64_t i) { return (k + 2) * test::kU32 * test::at_f(s, i) + 0x1p-7 * std::fabs(test::at_f(ref, i)); },
+                     line);
 }
 
 // The float64 entry point is the float32 one before rounding.

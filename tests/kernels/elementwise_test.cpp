@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "core/half.h"
 #include "kernel_test_util.h"
 #include "kernels/add/add.h"
 #include "kernels/sigmoid/sigmoid.h"
@@ -55,6 +56,22 @@ RC_GTEST_PROP(Add, RefEqualsAtenExactly, ()) {
   // Integers over (nearly) their whole range, so sums overflow and must wrap alike.
   const double range = dt == DType::Int32 ? 2147483648.0 : dt == DType::Int64 ? 4e18 : 1e3;
   test::assert_ref_equals_aten(line, test::seeded_inputs(line, *rc::gen::arbitrary<uint64_t>(), -range, range));
+}
+
+// At bfloat16 (precision=bf16): the reference rounds its float64 result once to bfloat16;
+// LibTorch's CPU kernels round on the way too (its silu is two bfloat16 units off at -0.06), so
+// the two agree within torch.testing's bfloat16 tolerance (atol 1e-5, rtol 1.6e-2), the bf16
+// profile's, and both hold bfloat16 values.
+RC_GTEST_PROP(Elementwise, RefMatchesAtensBfloat16KernelsWithinTheProfile, ()) {
+  const std::string op = *rc::gen::element<std::string>("silu", "sigmoid", "add");
+  const std::string line = op + " x=" + (*test::tail_shape(0, 4)).str() + " precision=bf16";
+  const std::vector<Tensor> in = test::seeded_inputs(line, *rc::gen::arbitrary<uint64_t>(), -8, 8);
+  const Tensor ref = backend("ref").run(line, in)[0];
+  const Tensor aten = backend("aten").run(line, in)[0];
+  for (const Tensor* t : {&ref, &aten}) {
+    for (int64_t i = 0; i < t->numel(); ++i) RC_ASSERT(round_to(t->data<float>()[i], HalfType::Bf16) == t->data<float>()[i]);
+  }
+  test::assert_close(ref, aten, [&](int64_t i) { return 1.6e-2 * std::fabs(test::at_f(ref, i)) + 1e-5; }, line);
 }
 
 // Zeros, infinities and NaN give what ATen gives, bit for bit (sign of zero included).
