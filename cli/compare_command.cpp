@@ -80,9 +80,10 @@ std::string settle_precision(const Options& o, const Dump& a, const Dump& b, Com
   if (o.precision != "auto") return o.precision;
   const Precision pa = recorded_precision(a), pb = recorded_precision(b), p = coarser(pa, pb);
   co.judge.precision = p;
-  // Each side's local check judges its own kernels at its own run's precision.
+  // Each side's local check judges its own kernels at its own run's precision, where its dump
+  // records one (a manifest without it, another tool's, is judged at the comparison's).
   for (const auto& [run, d, own] : {std::tuple{&co.judge.runs[0], &a, pa}, std::tuple{&co.judge.runs[1], &b, pb}}) {
-    run->precision = own;
+    if (d->run.count("precision")) run->precision = own;
     run->cpu = d->device == "cpu";
     const auto autocast = d->run.find("autocast");
     run->autocast = autocast != d->run.end() && autocast->second.find("cpu:") != std::string::npos;
