@@ -198,19 +198,19 @@ class LayerJudge {
     differences_ = v_.reason;
     std::optional<TorchCallResult> judged_a;
     const SideJudging how_a = side_judging(0), how_b = side_judging(1);
-    v_.a = LocalCheck(name_, o_, how_a, call_a_).run(a_, call_a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
+    v_.a = LocalCheck(name_, o_, how_a, call_a_).run(a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
     std::optional<TorchCallResult> judged_b;
     const LocalCheck local_b(name_, o_, how_b, call_b_);
     if (same_inputs_ && a_.inputs) {
       // The same call on the same bytes, judged alike: the judge (deterministic) gives the same answer.
       if (a_.line == b_.line && how_a == how_b) judged_b = judged_a;
-      v_.b = local_b.run(b_, call_b_, "B", true, inputs_of_a(), judged_b);
+      v_.b = local_b.run(b_, "B", true, inputs_of_a(), judged_b);
     } else {
       // A's inputs and the judge's outputs on them are done with: freed before B's are made, so
       // a layer holds one side's at a time.
       judged_a.reset();
       a_inputs_.reset();
-      v_.b = local_b.run(b_, call_b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
+      v_.b = local_b.run(b_, "B", bool(b_.inputs), inputs_of_b(), judged_b);
     }
     verdict_from_side_checks();
     v_.timing.local_ms = watch.ms();
@@ -220,17 +220,7 @@ class LayerJudge {
  private:
   // --precision, made coarser by the outputs' dtypes: a float16 dump is judged as fp16.
   void choose_profile() {
-    v_.profile = o_.precision;
-    // A half-precision call (precision=fp16|bf16 on its line) is judged at that precision,
-    // though its values travel as float32.
-    for (const ReadCall* r : {&call_a_, &call_b_}) {
-      if (r->call) v_.profile = coarser(v_.profile, precision_of(r->call->half()));
-    }
-    for (const LayerSide* s : {&a_, &b_}) {
-      for (const Tensor& t : s->outputs) {
-        if (is_floating(t.dtype())) v_.profile = coarser(v_.profile, precision_of(t.dtype()));
-      }
-    }
+    v_.profile = coarsened(coarsened(o_.precision, call_a_, a_), call_b_, b_);
     for (size_t k = 0; k < std::min(a_.outputs.size(), b_.outputs.size()); ++k) {
       const DType x = a_.outputs[k].dtype(), y = b_.outputs[k].dtype();
       if (x != y && is_floating(x) && is_floating(y)) {
@@ -243,8 +233,8 @@ class LayerJudge {
   }
 
   // How side k's own kernels are judged. Where the comparison knows each side's run (--precision
-  // auto), at that run's own precision (made coarser by its call's precision= and its outputs'
-  // dtypes, as choose_profile does for both): a float32 CPU run against a bfloat16 one is judged
+  // auto), at that run's own precision (coarsened by that side's call and outputs, as
+  // choose_profile does for both): a float32 CPU run against a bfloat16 one is judged
   // at float32 on its own inputs, the bfloat16 one at bfloat16. A reduced-precision run on the CPU
   // computes exact products of its kernels' inputs (exact_inputs); under autocast those are the
   // recorded inputs rounded to the type. Otherwise both sides at the layer's profile, as given.
@@ -253,16 +243,22 @@ class LayerJudge {
     how.profile = v_.profile;
     const SideRun& run = o_.runs[k];
     if (!run.precision) return how;
-    how.profile = *run.precision;
-    const ReadCall& read = k == 0 ? call_a_ : call_b_;
-    if (read.call) how.profile = coarser(how.profile, precision_of(read.call->half()));
-    for (const Tensor& t : (k == 0 ? a_ : b_).outputs) {
-      if (is_floating(t.dtype())) how.profile = coarser(how.profile, precision_of(t.dtype()));
-    }
+    how.profile = coarsened(*run.precision, k == 0 ? call_a_ : call_b_, k == 0 ? a_ : b_);
     const bool half = how.profile == Precision::Fp16 || how.profile == Precision::Bf16;
     how.exact_inputs = run.cpu && half;
     if (how.exact_inputs && run.autocast) how.autocast_to = how.profile == Precision::Fp16 ? HalfType::Fp16 : HalfType::Bf16;
     return how;
+  }
+
+  // `p` made coarser by a side's own call and outputs: a half-precision call (precision=fp16|bf16
+  // on its line) is judged at that precision, though its values travel as float32; a float16
+  // output at fp16.
+  static Precision coarsened(Precision p, const ReadCall& read, const LayerSide& s) {
+    if (read.call) p = coarser(p, precision_of(read.call->half()));
+    for (const Tensor& t : s.outputs) {
+      if (is_floating(t.dtype())) p = coarser(p, precision_of(t.dtype()));
+    }
+    return p;
   }
 
   const std::vector<Tensor>& inputs_of_a() {

@@ -77,28 +77,18 @@ bool fp32_sum(const ReadCall& read) {
 }  // namespace
 
 LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const SideJudging& how, const ReadCall& read)
-    : name_(name), o_(o), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None) {
+    : name_(name), o_(o), read_(read), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None) {
   if (how.exact_inputs && fp32_sum(read)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
-}
-
-std::vector<Tensor> LocalCheck::kernel_inputs(const std::vector<Tensor>& inputs) const {
-  if (autocast_to_ == HalfType::None) return inputs;
-  std::vector<Tensor> rounded = inputs;
-  for (Tensor& x : rounded) {
-    if (x.dtype() != DType::Float32) continue;
-    x = x.clone();
-    float* v = x.mutable_data<float>();
-    for (int64_t i = 0; i < x.numel(); ++i) v[i] = round_to(v[i], autocast_to_);
-  }
-  return rounded;
 }
 
 // One side's local check: the judge runs the side's call on the side's own inputs (or LibTorch
 // runs a torch call parity has no op for), and each output must match what it gives.
-SideCheck LocalCheck::run(const LayerSide& s, const ReadCall& read, const char* s_label, bool recorded, const std::vector<Tensor>& given,
-                      std::optional<TorchCallResult>& judged) const {
+SideCheck LocalCheck::run(const LayerSide& s, const char* s_label, bool recorded, const std::vector<Tensor>& given,
+                          std::optional<TorchCallResult>& judged) const {
   SideCheck c;
-  const std::vector<Tensor> inputs = kernel_inputs(given);
+  const ReadCall& read = read_;
+  std::vector<Tensor> inputs = given;  // what the side's kernel computed on: as recorded, or rounded as autocast rounds
+  round_floats(inputs, autocast_to_);
   const Backend& judge = backend(o_.judge);
   if (!recorded) {
     c.note = "its inputs were not recorded";

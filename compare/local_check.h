@@ -44,11 +44,11 @@ class LocalCheck {
   // Layer `name`, whose side's line reads as `read`, judged under `o` as `how` says.
   LocalCheck(const std::string& name, const JudgeOptions& o, const SideJudging& how, const ReadCall& read);
 
-  // Side s (`s_label`: "A" or "B") of the layer, its line read as `read`, on `inputs` (float32
-  // where they were float16); `recorded`: whether its inputs were recorded at all. `judged`: the
-  // judge's outputs on these inputs when already at hand (the other side ran on the same bytes),
-  // else filled in.
-  SideCheck run(const LayerSide& s, const ReadCall& read, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
+  // Side s (`s_label`: "A" or "B") of the layer, its line the one read as `read`, on `inputs`
+  // (float32 where they were float16); `recorded`: whether its inputs were recorded at all.
+  // `judged`: the judge's outputs on these inputs when already at hand (the other side ran on the
+  // same bytes), else filled in.
+  SideCheck run(const LayerSide& s, const char* s_label, bool recorded, const std::vector<Tensor>& inputs,
                 std::optional<TorchCallResult>& judged) const;
 
  private:
@@ -70,11 +70,9 @@ class LocalCheck {
   TensorDiff against_torch(const LayerSide& s, const ReadCall& read, size_t k, const TorchCallResult& judged,
                            const std::vector<Tensor>& inputs) const;
 
-  // The inputs the side's kernel computed on: as recorded, or rounded as autocast rounds them.
-  std::vector<Tensor> kernel_inputs(const std::vector<Tensor>& inputs) const;
-
   const std::string& name_;
   const JudgeOptions& o_;
+  const ReadCall& read_;
   PrecisionProfile profile_;
   HalfType autocast_to_;
 };
