@@ -332,6 +332,7 @@ class LayerJudge {
     tol.bound_share = 1.0 / 8;
     const std::function<double(int64_t)> full = tol.bound;
     tol.bound = [full](int64_t i) { return full(i) / 8; };
+    tol.bound_floor /= 8;
     return tol;
   }
   Tolerance local_checks_sooner(Tolerance tol, const Call* call, size_t k) const { return local_checks_sooner(std::move(tol), call, k, v_.profile); }

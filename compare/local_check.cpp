@@ -225,7 +225,7 @@ void LocalCheck::take_output_check(SideCheck& c, const std::string& role, const 
 SideCheck LocalCheck::torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
                            std::optional<TorchCallResult>& judged, const std::string& unchecked) const {
   SideCheck c;
-  if (read.op.rfind("torch.", 0) != 0 && read.op.rfind("torchvision.", 0) != 0) {
+  if (!is_torch_call(read.op)) {
     c.note = unchecked;
     return c;
   }

@@ -28,6 +28,11 @@ struct Tolerance {
   // for elements that exceed atol + rtol * |a|, so it may be costly; must be thread-safe.
   std::function<double(int64_t)> bound;
   double bound_share = 1;  // `bound` is this share of the per-element bound (said by str())
+  // A share of min(|a|, |b|) that `bound` never falls below where either side is right: a dot
+  // product's S = sum |x*w| + |b| is at least |exact|. An element within atol + rtol*|a| plus
+  // that share passes without `bound` being evaluated, unless it might be the worst element.
+  // Only where both sides are wrong, each beyond the bound, could this pass what `bound` fails.
+  double bound_floor = 0;
   bool exact() const { return atol == 0 && rtol == 0 && !bound; }
   std::string str() const;  // "atol 1e-05 rtol 1.3e-06 + per-element bound"
 };

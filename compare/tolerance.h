@@ -7,9 +7,9 @@
 //   dot products (conv2d's output): plus a per-element bound (K + 2) * 2^-24 * S, K the
 //     reduction length (IC/groups*KH*KW) and S = sum |x*w| + |b| over the element's window,
 //     computed in float64 from the layer's inputs only for elements that fail the default
-//     tolerance. A float32 dot product of K terms, summed in any order, is within
-//     (K - 1) * 2^-24 * S of the exact value; so a correct float32 kernel never exceeds it,
-//     while a wrong tap, padding or bias is off by a whole term.
+//     tolerance and its floor (Tolerance::bound_floor). A float32 dot product of K terms,
+//     summed in any order, is within (K - 1) * 2^-24 * S of the exact value; so a correct
+//     float32 kernel never exceeds it, while a wrong tap, padding or bias is off by a whole term.
 //     Under a profile with coarser conv inputs (--precision tf32, fp16, bf16) each product may
 //     also be off by (2 u_in + u_in^2) |x*w|, so the bound adds that times S.
 //   an extra absolute error (detect_decode): atol grows to 32 * 2^-24 * stride: the x, y

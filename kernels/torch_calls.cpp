@@ -98,6 +98,8 @@ std::string torch_call_name(const std::string& op) {
 
 const TorchCall* torch_call(const std::string& op) { return row(torch_call_name(op)); }
 
+bool is_torch_call(const std::string& op) { return op.rfind("torch.", 0) == 0 || op.rfind("torchvision.", 0) == 0; }
+
 bool placement_argument(const std::string& key) {
   const TorchCall* c = row(key);
   return c && c->placement;

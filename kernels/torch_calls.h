@@ -28,6 +28,9 @@ std::string torch_call_name(const std::string& op);
 
 // The table's row for that op; null when the table has none.
 const TorchCall* torch_call(const std::string& op);
+// Whether a layer's op is a call parity_torch recorded by its PyTorch name (`torch.`,
+// `torchvision.`): one parity has no op for, which only LibTorch can run again.
+bool is_torch_call(const std::string& op);
 
 // Whether an argument of that name places a tensor (device=, non_blocking=) instead of saying what
 // is computed.

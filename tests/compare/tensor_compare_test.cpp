@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <iomanip>
@@ -282,6 +283,45 @@ TEST(TensorCompare, WorstElementIsTheFirstOfTiesAsAPlainLoopFindsIt) {
       EXPECT_EQ(r.worst_allowed, plain.worst_allowed);
     }
   }
+}
+
+// With a floor under the bound (a dot product's S is at least |exact|), an element within the
+// defaults plus floor * min(|a|, |b|) passes without the bound being asked, unless it could be the
+// worst: the count, the worst element and its allowance stay those of the plain loop, in memory
+// and streamed, with the bound asked far less often.
+TEST(TensorCompare, BoundFloorSparesTheBoundAndKeepsTheVerdict) {
+  const int64_t n = 2 * 65536 + 301;
+  Tensor a(DType::Float32, Shape{n}), b(DType::Float32, Shape{n});
+  float *x = a.mutable_data<float>(), *y = b.mutable_data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = float(std::sin(0.002 * double(i)) * 3 + 0.5);
+    // Beyond rtol 1.3e-6 nearly everywhere, within the floor mostly, beyond it at every 50th.
+    const double share = i % 50 == 0 ? 1.9e-5 : i % 2 ? 0.5e-5 : 0.2e-5;
+    y[i] = float(double(x[i]) * (1 + (i == 70001 ? 5e-5 : share)));  // one element beyond the bound
+  }
+  std::atomic<int64_t> asked{0};
+  Tolerance tol = default_tolerance(DType::Float32);
+  tol.bound = [&asked, x](int64_t i) { return ++asked, 2e-5 * std::fabs(double(x[i])); };
+  const PlainVerdict plain = plain_loop(x, y, n, tol);
+  ASSERT_EQ(plain.worst, 70001);
+  int64_t asked_without = 0;
+  for (const double floor : {0.0, 1e-5}) {  // 1e-5 * min(|a|, |b|) <= 2e-5 * |a|: within the bound
+    SCOPED_TRACE(floor > 0 ? "with a floor" : "without a floor");
+    tol.bound_floor = floor;
+    asked = 0;
+    const TensorDiff whole = compare_tensors(a, b, tol);
+    TensorCompareStream stream(DType::Float32, a.shape(), tol);
+    const int64_t piece = TensorCompareStream::piece_elements();
+    for (int64_t lo = 0; lo < n; lo += piece) stream.feed(a.bytes() + size_t(lo) * 4, b.bytes() + size_t(lo) * 4, std::min(piece, n - lo));
+    for (const TensorDiff& r : {whole, stream.finish()}) {
+      EXPECT_EQ(r.state, State::Failed);
+      EXPECT_EQ(r.bad, plain.bad);
+      EXPECT_EQ(r.worst_index, plain.worst);
+      EXPECT_EQ(r.worst_allowed, plain.worst_allowed);
+    }
+    if (floor == 0) asked_without = asked;
+  }
+  EXPECT_LT(asked.load() * 4, asked_without);  // with the floor, under a quarter as often
 }
 
 // The streamed comparison (pieces in order, as two files are read) gives compare_tensors'
