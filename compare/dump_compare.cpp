@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <future>
 #include <map>
 #include <set>
 
@@ -15,9 +14,7 @@
 #include "compare/one_sided.h"
 #include "core/stopwatch.h"
 #include "core/thread_pool.h"
-#include "kernels/aten/plugin.h"
 #include "kernels/backend.h"
-#include "kernels/torch_calls.h"
 
 namespace parity {
 
@@ -95,19 +92,6 @@ std::map<int64_t, PairWork> judge_pairs(const DumpPair& p, const InputChecks& in
       }
     });
   };
-  // LibTorch takes about 0.4 s to load, on one thread: where the local checks may need it (a
-  // torch call parity has no op for), it loads beside the element-wise pass. The future waits
-  // for the load to end before this function returns, however it returns.
-  std::future<void> libtorch;
-  const auto torch_call = [&](int64_t i) { return is_torch_call(a.layers[size_t(i)].op); };
-  if (std::any_of(judged.begin(), judged.end(), torch_call)) {
-    libtorch = std::async(std::launch::async, [] {
-      try {
-        aten_plugin();
-      } catch (const Error&) {  // said again, where a local check needs it
-      }
-    });
-  }
   Stopwatch elementwise;
   each(judged, [&](const DumpLayer& la, const DumpLayer& lb, PairWork& w) {
     // Every input entry is checked against its file's bytes before the pass is over, most of
