@@ -17,22 +17,14 @@ template <typename Tag> struct ElementwiseParams {
   Shape x;
   DType dtype = DType::Float32;
 
-  static ElementwiseParams parse(std::string_view line) {
-    OpLine l(line, kName);
-    ElementwiseParams p;
-    p.x = l.shape("x");
-    p.dtype = l.dtype("dtype", DType::Float32);
-    l.finish();
-    if (!Tag::accepts(p.dtype)) {
-      throw Error(std::string(kName) + ": dtype " + std::string(dtype_name(p.dtype)) + " is not supported");
-    }
-    return p;
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.shape("x", p.x);
+    f.dtype("dtype", p.dtype, DType::Float32);
   }
-  std::string str() const {
-    OpLineWriter w(kName);
-    w.field("x", x);
-    if (dtype != DType::Float32) w.field("dtype", dtype_name(dtype));
-    return w.str();
+  static ElementwiseParams parse(std::string_view line) { return parse_fields<ElementwiseParams>(line); }
+  std::string str() const { return print_fields(*this); }
+  void validate() const {
+    if (!Tag::accepts(dtype)) throw Error(std::string(kName) + ": dtype " + std::string(dtype_name(dtype)) + " is not supported");
   }
   std::vector<TensorSpec> inputs() const {
     std::vector<TensorSpec> in;

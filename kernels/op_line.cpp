@@ -5,6 +5,7 @@
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "core/error.h"
@@ -184,8 +185,10 @@ OpLineWriter& OpLineWriter::field(std::string_view key, std::string_view value) 
 
 OpLineWriter& OpLineWriter::hw(std::string_view key, int64_t h, int64_t w, int64_t fallback) {
   if (h == fallback && w == fallback) return *this;
-  return field(key, h == w ? std::to_string(h) : std::to_string(h) + "x" + std::to_string(w));
+  return field(key, hw_text(h, w));
 }
+
+std::string hw_text(int64_t h, int64_t w) { return h == w ? std::to_string(h) : std::to_string(h) + "x" + std::to_string(w); }
 
 OpLineWriter& OpLineWriter::real(std::string_view key, double v) { return field(key, shortest_double(v)); }
 
@@ -201,6 +204,24 @@ OpLineWriter& OpLineWriter::flag(std::string_view name, bool on) {
     line_ += name;
   }
   return *this;
+}
+
+void OpFieldReader::rows(const char* key, int64_t& n, int64_t width) {
+  const Shape s = l_.shape(key);
+  if (s.rank() != 2 || s[1] != width) throw Error(l_.op() + ": " + key + " must be [N," + std::to_string(width) + "], got " + s.str());
+  n = s[0];
+}
+
+void OpFieldReader::hw(const char* key, int64_t& h, int64_t& w, int64_t fallback_h, int64_t fallback_w) {
+  constexpr int64_t absent = std::numeric_limits<int64_t>::min();  // no line holds it: kMaxLineInt bounds them
+  std::tie(h, w) = l_.hw(key, absent);
+  if (h == absent) h = fallback_h, w = fallback_w;
+}
+
+void OpFieldWriter::shape_list(const char* key, const std::vector<Shape>& v) {
+  std::string text;
+  for (const Shape& s : v) text += (text.empty() ? "" : ",") + s.str();
+  w_.field(key, text);
 }
 
 std::string shortest_double(double v) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,7 @@ class OpLine {
   bool flag(const std::string& name);
   // Throws when a field was never consumed (unknown or misspelt).
   void finish() const;
+  const std::string& op() const { return op_; }
 
  private:
   std::optional<std::string> take(const std::string& key);
@@ -64,5 +66,85 @@ class OpLineWriter {
 };
 
 std::string shortest_double(double v);
+// A pair as a line writes it: "h" when h == w, else "hxw".
+std::string hw_text(int64_t h, int64_t w);
+
+// An op's fields are written once, in line order, in its params struct:
+//   template <class Self, class F> static void fields(Self& p, F& f) {
+//     f.shape("x", p.x); f.hw("stride", p.stride_h, p.stride_w, 1); f.flag("bias", p.bias);
+//   }
+// and walked by one of two visitors: OpFieldReader fills them from a line (its parse()), and
+// OpFieldWriter prints the canonical line (its str()), a field at its fallback (the value it
+// takes when the line leaves it out) left out, but for `integer_always`. parse_fields and
+// print_fields below are those two walks.
+
+class OpFieldReader {
+ public:
+  explicit OpFieldReader(OpLine& line) : l_(line) {}
+  void shape(const char* key, Shape& v) { v = l_.shape(key); }
+  void shape_list(const char* key, std::vector<Shape>& v) { v = l_.shape_list(key); }
+  // A shape [n, width], kept as n (nms's boxes=Nx4).
+  void rows(const char* key, int64_t& n, int64_t width);
+  void integer(const char* key, int64_t& v, int64_t fallback) { v = l_.integer(key, fallback); }
+  void integer_always(const char* key, int64_t& v, int64_t fallback) { v = l_.integer(key, fallback); }
+  void hw(const char* key, int64_t& h, int64_t& w, int64_t fallback) { std::tie(h, w) = l_.hw(key, fallback); }
+  // A pair whose default is another pair (maxpool2d's stride is its k), read before it.
+  void hw(const char* key, int64_t& h, int64_t& w, int64_t fallback_h, int64_t fallback_w);
+  void real(const char* key, double& v) { v = l_.real(key); }
+  void real(const char* key, double& v, double fallback) { v = l_.real(key, fallback); }
+  void real_list(const char* key, std::vector<double>& v) { v = l_.real_list(key); }
+  void dtype(const char* key, DType& v, DType fallback) { v = l_.dtype(key, fallback); }
+  void flag(const char* name, bool& v) { v = l_.flag(name); }
+
+ private:
+  OpLine& l_;
+};
+
+class OpFieldWriter {
+ public:
+  explicit OpFieldWriter(std::string_view op) : w_(op) {}
+  void shape(const char* key, const Shape& v) { w_.field(key, v); }
+  void shape_list(const char* key, const std::vector<Shape>& v);
+  void rows(const char* key, int64_t n, int64_t width) { w_.field(key, Shape{n, width}); }
+  void integer(const char* key, int64_t v, int64_t fallback) {
+    if (v != fallback) w_.field(key, v);
+  }
+  void integer_always(const char* key, int64_t v, int64_t) { w_.field(key, v); }
+  void hw(const char* key, int64_t h, int64_t w, int64_t fallback) { w_.hw(key, h, w, fallback); }
+  void hw(const char* key, int64_t h, int64_t w, int64_t fallback_h, int64_t fallback_w) {
+    if (h != fallback_h || w != fallback_w) w_.field(key, hw_text(h, w));
+  }
+  void real(const char* key, double v) { w_.real(key, v); }
+  void real(const char* key, double v, double fallback) {
+    if (v != fallback) w_.real(key, v);
+  }
+  void real_list(const char* key, const std::vector<double>& v) { w_.real_list(key, v); }
+  void dtype(const char* key, DType v, DType fallback) {
+    if (v != fallback) w_.field(key, dtype_name(v));
+  }
+  void flag(const char* name, bool v) { w_.flag(name, v); }
+  const std::string& str() const { return w_.str(); }
+
+ private:
+  OpLineWriter w_;
+};
+
+// P's line read into its fields (refusing an unknown field or flag), then P::validate().
+template <typename P> P parse_fields(std::string_view line) {
+  OpLine l(line, P::kName);
+  P p;
+  OpFieldReader r(l);
+  P::fields(p, r);
+  l.finish();
+  p.validate();
+  return p;
+}
+
+// P's canonical line.
+template <typename P> std::string print_fields(const P& p) {
+  OpFieldWriter w(P::kName);
+  P::fields(p, w);
+  return w.str();
+}
 
 }  // namespace parity

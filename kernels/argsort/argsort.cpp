@@ -7,17 +7,13 @@
 
 namespace parity {
 
-ArgsortParams ArgsortParams::parse(std::string_view line) {
-  OpLine l(line, kName);
-  ArgsortParams p;
-  p.x = l.shape("x");
-  p.descending = l.flag("descending");
-  l.finish();
-  if (p.x.rank() != 1) throw Error("argsort: x must be 1-D (x=" + p.x.str() + ")");
-  return p;
-}
+ArgsortParams ArgsortParams::parse(std::string_view line) { return parse_fields<ArgsortParams>(line); }
 
-std::string ArgsortParams::str() const { return OpLineWriter(kName).field("x", x).flag("descending", descending).str(); }
+std::string ArgsortParams::str() const { return print_fields(*this); }
+
+void ArgsortParams::validate() const {
+  if (x.rank() != 1) throw Error("argsort: x must be 1-D (x=" + x.str() + ")");
+}
 
 OpTraits argsort_traits() {
   OpTraits t = traits_for<ArgsortParams>(unary_op(argsort_ref), PARITY_CUDA_OP(unary_op(argsort_cuda)));

@@ -16,8 +16,13 @@ struct ArgsortParams {
   Shape x;
   bool descending = false;
 
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.shape("x", p.x);
+    f.flag("descending", p.descending);
+  }
   static ArgsortParams parse(std::string_view line);  // validates
   std::string str() const;
+  void validate() const;
   std::vector<TensorSpec> inputs() const { return {{"x", DType::Float32, x}}; }
 };
 

@@ -22,23 +22,11 @@ const Shape* first_taking_part(const std::vector<Shape>& xs) {
 }
 }  // namespace
 
-CatParams CatParams::parse(std::string_view line) {
-  OpLine l(line, kName);
-  CatParams p;
-  p.xs = l.shape_list("x");
-  p.dim = l.integer("dim", 0);
-  p.dtype = l.dtype("dtype", DType::Float32);
-  l.finish();
-  p.output_shape();  // validates
-  return p;
-}
+CatParams CatParams::parse(std::string_view line) { return parse_fields<CatParams>(line); }
 
-std::string CatParams::str() const {
-  OpLineWriter w(kName);
-  w.field("x", shapes_text(xs)).field("dim", dim);
-  if (dtype != DType::Float32) w.field("dtype", dtype_name(dtype));
-  return w.str();
-}
+std::string CatParams::str() const { return print_fields(*this); }
+
+void CatParams::validate() const { output_shape(); }  // it refuses what cannot be concatenated
 
 std::vector<TensorSpec> CatParams::inputs() const {
   std::vector<TensorSpec> in;

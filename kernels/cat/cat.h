@@ -17,8 +17,14 @@ struct CatParams {
   int64_t dim = 0;
   DType dtype = DType::Float32;
 
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.shape_list("x", p.xs);
+    f.integer_always("dim", p.dim, 0);
+    f.dtype("dtype", p.dtype, DType::Float32);
+  }
   static CatParams parse(std::string_view line);  // validates
   std::string str() const;
+  void validate() const;
   std::vector<TensorSpec> inputs() const;
   Shape output_shape() const;
   // dim in [0, rank) of the inputs that take part; 0 when every input is skipped.

@@ -11,32 +11,9 @@
 
 namespace parity {
 
-Conv2dParams Conv2dParams::parse(std::string_view line) {
-  OpLine l(line, kName);
-  Conv2dParams p;
-  p.x = l.shape("x");
-  p.w = l.shape("w");
-  p.bias = l.flag("bias");
-  std::tie(p.stride_h, p.stride_w) = l.hw("stride", 1);
-  std::tie(p.pad_h, p.pad_w) = l.hw("pad", 0);
-  std::tie(p.dil_h, p.dil_w) = l.hw("dilation", 1);
-  p.groups = l.integer("groups", 1);
-  l.finish();
-  p.validate();
-  return p;
-}
+Conv2dParams Conv2dParams::parse(std::string_view line) { return parse_fields<Conv2dParams>(line); }
 
-std::string Conv2dParams::str() const {
-  return OpLineWriter(kName)
-      .field("x", x)
-      .field("w", w)
-      .flag("bias", bias)
-      .hw("stride", stride_h, stride_w, 1)
-      .hw("pad", pad_h, pad_w, 0)
-      .hw("dilation", dil_h, dil_w, 1)
-      .hw("groups", groups, groups, 1)
-      .str();
-}
+std::string Conv2dParams::str() const { return print_fields(*this); }
 
 void Conv2dParams::validate() const {
   const std::string shapes = "x=" + x.str() + " w=" + w.str();

@@ -17,6 +17,15 @@ struct Conv2dParams {
   bool bias = false;
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
 
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.shape("x", p.x);
+    f.shape("w", p.w);
+    f.flag("bias", p.bias);
+    f.hw("stride", p.stride_h, p.stride_w, 1);
+    f.hw("pad", p.pad_h, p.pad_w, 0);
+    f.hw("dilation", p.dil_h, p.dil_w, 1);
+    f.integer("groups", p.groups, 1);
+  }
   static Conv2dParams parse(std::string_view line);  // validates
   std::string str() const;
   std::vector<TensorSpec> inputs() const;  // x, w[, b]

@@ -9,29 +9,23 @@
 
 namespace parity {
 
-DetectDecodeParams DetectDecodeParams::parse(std::string_view line) {
-  OpLine l(line, kName);
-  DetectDecodeParams p;
-  p.x = l.shape("x");
-  p.stride = l.integer("stride", 0);
-  p.anchors = l.real_list("anchors");
-  l.finish();
-  auto fail = [&](const std::string& what) { throw Error("detect_decode: " + what + " (x=" + p.x.str() + ")"); };
-  if (p.x.rank() != 4) fail("x must be [bs, na*no, ny, nx] (rank 4)");
-  if (p.stride <= 0) fail("stride must be positive");
-  if (p.anchors.empty() || p.anchors.size() % 2) fail("anchors must be w,h pairs");
-  for (double a : p.anchors) {
+DetectDecodeParams DetectDecodeParams::parse(std::string_view line) { return parse_fields<DetectDecodeParams>(line); }
+
+std::string DetectDecodeParams::str() const { return print_fields(*this); }
+
+void DetectDecodeParams::validate() const {
+  auto fail = [&](const std::string& what) { throw Error("detect_decode: " + what + " (x=" + x.str() + ")"); };
+  if (x.rank() != 4) fail("x must be [bs, na*no, ny, nx] (rank 4)");
+  if (stride <= 0) fail("stride must be positive");
+  if (anchors.empty() || anchors.size() % 2) fail("anchors must be w,h pairs");
+  for (double a : anchors) {
     if (!(a > 0) || !std::isfinite(a)) fail("anchors must be positive");
   }
-  if (p.x[1] % p.na() != 0 || p.x[1] / p.na() < 5) {
-    fail("channels must be na*no with no >= 5 (x, y, w, h, objectness, classes...) for na=" + std::to_string(p.na()));
+  if (x[1] % na() != 0 || x[1] / na() < 5) {
+    fail("channels must be na*no with no >= 5 (x, y, w, h, objectness, classes...) for na=" + std::to_string(na()));
   }
-  return p;
 }
 
-std::string DetectDecodeParams::str() const {
-  return OpLineWriter(kName).field("x", x).field("stride", stride).real_list("anchors", anchors).str();
-}
 
 OpTraits detect_decode_traits() {
   OpTraits t = traits_for<DetectDecodeParams>(unary_op(detect_decode_ref), PARITY_CUDA_OP(unary_op(detect_decode_cuda)));

@@ -20,8 +20,14 @@ struct DetectDecodeParams {
   int64_t stride = 8;
   std::vector<double> anchors;  // w0, h0, w1, h1, ... in pixels
 
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.shape("x", p.x);
+    f.integer_always("stride", p.stride, 0);
+    f.real_list("anchors", p.anchors);
+  }
   static DetectDecodeParams parse(std::string_view line);  // validates
   std::string str() const;
+  void validate() const;
   std::vector<TensorSpec> inputs() const { return {{"x", DType::Float32, x}}; }
   int64_t na() const { return int64_t(anchors.size() / 2); }
   int64_t no() const { return x[1] / na(); }

@@ -6,6 +6,8 @@
 
 namespace parity {
 
+// Written out rather than as a field list (kernels/op_line.h): which one of mask=, idx= and pairs=
+// the line gives chooses the mode, and the mode which fields print.
 IndexParams IndexParams::parse(std::string_view line) {
   OpLine l(line, kName);
   IndexParams p;

@@ -6,24 +6,18 @@
 
 namespace parity {
 
-MaxDimParams MaxDimParams::parse(std::string_view line) {
-  OpLine l(line, kName);
-  MaxDimParams p;
-  p.x = l.shape("x");
-  p.dim = l.integer("dim", 0);
-  p.keepdim = l.flag("keepdim");
-  l.finish();
-  const auto rank = int64_t(p.x.rank());
-  if (rank == 0 || p.dim < -rank || p.dim >= rank) {
-    throw Error("max_dim: dim " + std::to_string(p.dim) + " is out of range (x=" + p.x.str() + ")");
+MaxDimParams MaxDimParams::parse(std::string_view line) { return parse_fields<MaxDimParams>(line); }
+
+std::string MaxDimParams::str() const { return print_fields(*this); }
+
+void MaxDimParams::validate() const {
+  const auto rank = int64_t(x.rank());
+  if (rank == 0 || dim < -rank || dim >= rank) {
+    throw Error("max_dim: dim " + std::to_string(dim) + " is out of range (x=" + x.str() + ")");
   }
-  if (p.x[size_t(p.resolved_dim())] == 0) throw Error("max_dim: dim has size 0, no maximum (x=" + p.x.str() + ")");
-  return p;
+  if (x[size_t(resolved_dim())] == 0) throw Error("max_dim: dim has size 0, no maximum (x=" + x.str() + ")");
 }
 
-std::string MaxDimParams::str() const {
-  return OpLineWriter(kName).field("x", x).field("dim", dim).flag("keepdim", keepdim).str();
-}
 
 Shape MaxDimParams::output_shape() const {
   std::vector<int64_t> dims = x.dims();

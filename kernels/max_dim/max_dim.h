@@ -17,8 +17,14 @@ struct MaxDimParams {
   int64_t dim = 0;
   bool keepdim = false;
 
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.shape("x", p.x);
+    f.integer_always("dim", p.dim, 0);
+    f.flag("keepdim", p.keepdim);
+  }
   static MaxDimParams parse(std::string_view line);  // validates
   std::string str() const;
+  void validate() const;
   std::vector<TensorSpec> inputs() const { return {{"x", DType::Float32, x}}; }
   int64_t resolved_dim() const { return dim < 0 ? dim + int64_t(x.rank()) : dim; }
   Shape output_shape() const;

@@ -17,27 +17,9 @@ int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t 
 }
 }  // namespace
 
-Maxpool2dParams Maxpool2dParams::parse(std::string_view line) {
-  OpLine l(line, kName);
-  Maxpool2dParams p;
-  p.x = l.shape("x");
-  std::tie(p.k_h, p.k_w) = l.hw("k", 0);
-  std::tie(p.stride_h, p.stride_w) = l.hw("stride", -1);
-  if (p.stride_h == -1 && p.stride_w == -1) p.stride_h = p.k_h, p.stride_w = p.k_w;  // torch's default
-  std::tie(p.pad_h, p.pad_w) = l.hw("pad", 0);
-  std::tie(p.dil_h, p.dil_w) = l.hw("dilation", 1);
-  p.ceil = l.flag("ceil");
-  l.finish();
-  p.validate();
-  return p;
-}
+Maxpool2dParams Maxpool2dParams::parse(std::string_view line) { return parse_fields<Maxpool2dParams>(line); }
 
-std::string Maxpool2dParams::str() const {
-  OpLineWriter w(kName);
-  w.field("x", x).hw("k", k_h, k_w, -1);
-  if (stride_h != k_h || stride_w != k_w) w.hw("stride", stride_h, stride_w, -1);
-  return w.hw("pad", pad_h, pad_w, 0).hw("dilation", dil_h, dil_w, 1).flag("ceil", ceil).str();
-}
+std::string Maxpool2dParams::str() const { return print_fields(*this); }
 
 void Maxpool2dParams::validate() const {
   auto fail = [&](const std::string& what) { throw Error("maxpool2d: " + what + " (x=" + x.str() + ")"); };

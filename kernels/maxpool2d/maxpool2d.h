@@ -18,6 +18,14 @@ struct Maxpool2dParams {
   int64_t k_h = 1, k_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
   bool ceil = false;
 
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.shape("x", p.x);
+    f.hw("k", p.k_h, p.k_w, 0);
+    f.hw("stride", p.stride_h, p.stride_w, p.k_h, p.k_w);  // torch's default: the kernel size
+    f.hw("pad", p.pad_h, p.pad_w, 0);
+    f.hw("dilation", p.dil_h, p.dil_w, 1);
+    f.flag("ceil", p.ceil);
+  }
   static Maxpool2dParams parse(std::string_view line);  // validates
   std::string str() const;
   std::vector<TensorSpec> inputs() const { return {{"x", DType::Float32, x}}; }

@@ -10,27 +10,15 @@
 
 namespace parity {
 
-NmsParams NmsParams::parse(std::string_view line) {
-  OpLine l(line, kName);
-  NmsParams p;
-  const Shape boxes = l.shape("boxes");
-  p.iou = l.real("iou");
-  p.batched = l.flag("batched");
-  p.max_wh = l.real("max_wh", 7680);
-  l.finish();
-  if (boxes.rank() != 2 || boxes[1] != 4) throw Error("nms: boxes must be [N,4], got " + boxes.str());
-  if (!(p.iou >= 0 && p.iou <= 1)) throw Error("nms: iou threshold must be in [0, 1] (boxes=" + boxes.str() + ")");
-  if (!p.batched && p.max_wh != 7680) throw Error("nms: max_wh applies to batched nms only");
-  if (!(p.max_wh > 0) || !std::isfinite(p.max_wh)) throw Error("nms: max_wh must be positive");
-  p.n = boxes[0];
-  return p;
-}
+NmsParams NmsParams::parse(std::string_view line) { return parse_fields<NmsParams>(line); }
 
-std::string NmsParams::str() const {
-  OpLineWriter w(kName);
-  w.field("boxes", Shape{n, 4}).real("iou", iou).flag("batched", batched);
-  if (max_wh != 7680) w.real("max_wh", max_wh);
-  return w.str();
+std::string NmsParams::str() const { return print_fields(*this); }
+
+void NmsParams::validate() const {
+  const std::string boxes = Shape{n, 4}.str();
+  if (!(iou >= 0 && iou <= 1)) throw Error("nms: iou threshold must be in [0, 1] (boxes=" + boxes + ")");
+  if (!batched && max_wh != 7680) throw Error("nms: max_wh applies to batched nms only");
+  if (!(max_wh > 0) || !std::isfinite(max_wh)) throw Error("nms: max_wh must be positive");
 }
 
 std::vector<TensorSpec> NmsParams::inputs() const {

@@ -30,8 +30,15 @@ struct NmsParams {
   bool batched = false;
   double max_wh = 7680;
 
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.rows("boxes", p.n, 4);
+    f.real("iou", p.iou);
+    f.flag("batched", p.batched);
+    f.real("max_wh", p.max_wh, 7680);
+  }
   static NmsParams parse(std::string_view line);  // validates
   std::string str() const;
+  void validate() const;
   std::vector<TensorSpec> inputs() const;
 };
 

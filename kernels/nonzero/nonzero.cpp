@@ -6,21 +6,9 @@
 
 namespace parity {
 
-NonzeroParams NonzeroParams::parse(std::string_view line) {
-  OpLine l(line, kName);
-  NonzeroParams p;
-  p.x = l.shape("x");
-  p.dtype = l.dtype("dtype", DType::Bool);
-  l.finish();
-  return p;
-}
+NonzeroParams NonzeroParams::parse(std::string_view line) { return parse_fields<NonzeroParams>(line); }
 
-std::string NonzeroParams::str() const {
-  OpLineWriter w(kName);
-  w.field("x", x);
-  if (dtype != DType::Bool) w.field("dtype", dtype_name(dtype));
-  return w.str();
-}
+std::string NonzeroParams::str() const { return print_fields(*this); }
 
 OpTraits nonzero_traits() {
   OpTraits t = traits_for<NonzeroParams>(unary_op(nonzero_ref), PARITY_CUDA_OP(unary_op(nonzero_cuda)));

@@ -16,8 +16,13 @@ struct NonzeroParams {
   Shape x;
   DType dtype = DType::Bool;
 
-  static NonzeroParams parse(std::string_view line);
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.shape("x", p.x);
+    f.dtype("dtype", p.dtype, DType::Bool);
+  }
+  static NonzeroParams parse(std::string_view line);  // validates
   std::string str() const;
+  void validate() const {}  // any shape and dtype the fields can hold
   std::vector<TensorSpec> inputs() const { return {{"x", dtype, x}}; }
 };
 

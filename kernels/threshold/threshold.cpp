@@ -5,16 +5,9 @@
 
 namespace parity {
 
-ThresholdParams ThresholdParams::parse(std::string_view line) {
-  OpLine l(line, kName);
-  ThresholdParams p;
-  p.x = l.shape("x");
-  p.value = l.real("value");
-  l.finish();
-  return p;
-}
+ThresholdParams ThresholdParams::parse(std::string_view line) { return parse_fields<ThresholdParams>(line); }
 
-std::string ThresholdParams::str() const { return OpLineWriter(kName).field("x", x).real("value", value).str(); }
+std::string ThresholdParams::str() const { return print_fields(*this); }
 
 namespace {
 // At half precision PyTorch compares in the type: the threshold is rounded to it first (scores

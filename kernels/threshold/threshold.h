@@ -16,8 +16,13 @@ struct ThresholdParams {
   Shape x;
   double value = 0;
 
-  static ThresholdParams parse(std::string_view line);
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.shape("x", p.x);
+    f.real("value", p.value);
+  }
+  static ThresholdParams parse(std::string_view line);  // validates
   std::string str() const;
+  void validate() const {}  // any shape and dtype the fields can hold
   std::vector<TensorSpec> inputs() const { return {{"x", DType::Float32, x}}; }
 };
 

@@ -15,8 +15,13 @@ struct UpsampleNearest2dParams {
   Shape x;
   int64_t scale_h = 2, scale_w = 2;
 
+  template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
+    f.shape("x", p.x);
+    f.hw("scale", p.scale_h, p.scale_w, 0);
+  }
   static UpsampleNearest2dParams parse(std::string_view line);  // validates
   std::string str() const;
+  void validate() const;
   std::vector<TensorSpec> inputs() const { return {{"x", DType::Float32, x}}; }
   Shape output_shape() const { return Shape{x[0], x[1], x[2] * scale_h, x[3] * scale_w}; }
 };

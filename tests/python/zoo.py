@@ -385,7 +385,7 @@ class DefectiveKernel(TorchFunctionMode):
 
     def __init__(self, delta=0.25):
         super().__init__()
-        self.armed, self.hooks, self.name, self.delta = False, [], None, delta
+        self.armed, self.hooks, self.name, self.delta, self.planted = False, [], None, delta, False
 
     def arm_in(self, module, name=None):
         self.name = name
@@ -404,7 +404,7 @@ class DefectiveKernel(TorchFunctionMode):
     def _plant(self, result, args):
         if not result.is_floating_point():
             return result
-        self.armed = False
+        self.armed, self.planted = False, True
         with torch._C.DisableTorchFunction():
             if not any(torch.is_tensor(a) and storage_ptr(a) == storage_ptr(result) for a in args):
                 result = result.clone()  # a kernel's own output; a view is written in place
@@ -441,6 +441,8 @@ def dump(path, built, regime, defect=None, device="cpu"):
             if defect is not None:
                 kernel.arm_in(dict(m.named_modules())[defect[0]], defect[1])
             run(m, image)
+        if defect is not None and not kernel.planted:  # a defect that names no call the module makes tests nothing
+            raise ValueError(f"defect {defect}: no call {defect[1] or '(any)'} returned a float inside {defect[0] or 'the model'}")
     except RuntimeError as e:
         try:  # PyTorch itself, without parity_torch: its CPU kernels lack some ops in some dtypes
             with torch.no_grad(), mixed():
