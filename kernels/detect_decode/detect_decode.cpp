@@ -26,7 +26,6 @@ void DetectDecodeParams::validate() const {
   }
 }
 
-
 OpTraits detect_decode_traits() {
   OpTraits t = traits_for<DetectDecodeParams>(unary_op(detect_decode_ref), PARITY_CUDA_OP(unary_op(detect_decode_cuda)));
   t.examples = {"detect_decode x=1x255x8x8 stride=8 anchors=10,13,16,30,33,23"};

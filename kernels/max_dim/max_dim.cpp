@@ -18,7 +18,6 @@ void MaxDimParams::validate() const {
   if (x[size_t(resolved_dim())] == 0) throw Error("max_dim: dim has size 0, no maximum (x=" + x.str() + ")");
 }
 
-
 Shape MaxDimParams::output_shape() const {
   std::vector<int64_t> dims = x.dims();
   if (keepdim) {

@@ -18,7 +18,6 @@ void UpsampleNearest2dParams::validate() const {
   output_shape();  // refuses an output whose element count overflows
 }
 
-
 OpTraits upsample_nearest2d_traits() {
   OpTraits t = traits_for<UpsampleNearest2dParams>(unary_op(upsample_nearest2d_ref), PARITY_CUDA_OP(unary_op(upsample_nearest2d_cuda)));
   t.examples = {"upsample_nearest2d x=1x16x10x10 scale=2"};
