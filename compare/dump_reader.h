@@ -33,6 +33,7 @@ struct DumpTensorInfo {
   bool derived = false;  // computed from the source output (a slice, a column), not it as is
   std::vector<ViaStep> via;  // how, where recorded: the views and copies from the source output
   bool to_python = false;    // an output the run read as Python numbers (.item(), float(t))
+  bool strided = false;      // an input the call read as a non-contiguous tensor (its file holds it contiguous)
 };
 
 struct DumpLayer {

@@ -97,6 +97,7 @@ struct LayerSide {
   // outputs, or loads it where it cannot (another dtype or shape than the judge's).
   std::vector<StoredOutput> stored;
   std::function<std::vector<Tensor>()> inputs;  // null when the inputs were not recorded
+  bool strided_inputs = false;  // the call read some input as a non-contiguous tensor (DumpTensorInfo::strided)
   // The judge's outputs for this call on these inputs when the caller already has them (replay
   // with A = the judge backend); they are not computed again.
   std::optional<std::vector<Tensor>> judged;

@@ -68,9 +68,12 @@ bool lowp(const ReadCall& read) {
   return (t && t->lowp) || (read.call && read.call->traits().dot_products);
 }
 
-// One whose half CPU kernels sum exact products in float32 (parity's conv2d is oneDNN's there).
-bool fp32_sum(const ReadCall& read) {
+// One whose half CPU kernels sum exact products in float32 (parity's conv2d is oneDNN's there), on
+// these inputs: ATen's CPU linear does so on contiguous inputs only, and rounds partial sums to
+// the type on a strided one (pad_packed_sequence's batch_first output, x.t()), as matmul does.
+bool fp32_sum(const ReadCall& read, bool strided_inputs) {
   const TorchCall* t = torch_call(read.op);
+  if (t && t->strided_rounds && strided_inputs) return false;
   return (t && t->fp32_sum) || (read.call && read.call->traits().dot_products);
 }
 
@@ -78,7 +81,7 @@ bool fp32_sum(const ReadCall& read) {
 
 LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const SideJudging& how, const ReadCall& read)
     : name_(name), o_(o), read_(read), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None) {
-  if (how.exact_inputs && fp32_sum(read)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
+  if (how.exact_inputs && fp32_sum(read, how.strided_inputs)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
 }
 
 // One side's local check: the judge runs the side's call on the side's own inputs (or LibTorch

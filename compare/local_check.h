@@ -25,7 +25,8 @@ ReadCall read_call(const LayerSide& s);
 
 // How one side's own kernels are judged: at `profile`; with `exact_inputs` (a half run on the
 // CPU), a sum whose half CPU kernels add exact terms in float32 (parity's conv2d, and
-// TorchCall::fp32_sum: oneDNN's convolutions and linear, var and std) gets no allowance for
+// TorchCall::fp32_sum: oneDNN's convolutions and linear, var and std; linear only on contiguous
+// inputs, TorchCall::strided_rounds) gets no allowance for
 // rounding inside the kernel; other ops keep the profile's allowance, as their half kernels round on the way (ATen's
 // CPU bmm rounds partial sums to the type). With `autocast_to`, a call autocast runs in that type
 // (TorchCall::lowp, conv2d) has its inputs rounded to it first, as autocast rounds them before the
@@ -34,8 +35,9 @@ struct SideJudging {
   Precision profile = Precision::Fp32;
   bool exact_inputs = false;
   HalfType autocast_to = HalfType::None;
+  bool strided_inputs = false;  // LayerSide::strided_inputs: a strided_rounds call keeps the allowance
   bool operator==(const SideJudging& o) const {
-    return profile == o.profile && exact_inputs == o.exact_inputs && autocast_to == o.autocast_to;
+    return profile == o.profile && exact_inputs == o.exact_inputs && autocast_to == o.autocast_to && strided_inputs == o.strided_inputs;
   }
 };
 

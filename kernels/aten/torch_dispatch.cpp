@@ -493,8 +493,10 @@ at::Tensor moment_sums(const std::string& name, const Args& args, const at::Tens
 }
 
 // A recurrent layer (lstm, gru, rnn_tanh, rnn_relu: input, hx, params, has_biases, num_layers,
-// dropout, train, bidirectional, batch_first): its time steps times its layers and directions.
-int64_t recurrent_steps(const Args& args, const at::Tensor& x) {
+// dropout, train, bidirectional, batch_first): its time steps times its layers and directions. A
+// cell (lstm_cell...: input, hx, w_ih, w_hh, b_ih, b_hh) is one step of one layer.
+int64_t recurrent_steps(const std::string& name, const Args& args, const at::Tensor& x) {
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, "_cell") == 0) return 1;
   const std::string layers = text_arg(args, 4, "num_layers");
   const bool batch_first = text_arg(args, 8, "batch_first") == "True", both = text_arg(args, 7, "bidirectional") == "True";
   const int64_t steps = x.dim() == 3 ? x.size(batch_first ? 1 : 0) : x.dim() > 0 ? x.size(0) : 1;
@@ -691,7 +693,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
         } else if (bound == TorchBound::Moments) {
           S = moment_sums(name, args, wide.at(0), y, size_t(&y - out.data()), K);
         } else if (bound == TorchBound::Steps) {
-          K = recurrent_steps(args, wide.at(0));
+          K = recurrent_steps(name, args, wide.at(0));
           S = std::sqrt(double(K)) * (y.abs() + y.pow(2).mean().sqrt());
         } else {
           S = wide.at(0).abs() + y.abs();

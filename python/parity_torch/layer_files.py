@@ -37,6 +37,8 @@ class LayerFiles:
         self.devices.add(str(t.device))
         p = self.sources.source(like)
         entry = {"role": role, "source": p, "derived": False}
+        if t.dim() > 1 and not t.is_contiguous():  # some CPU kernels take another path on it (linear)
+            entry["strided"] = True
         if p is not None:
             if self.sources.as_written(p, version_of(like) if version is None else version):
                 entry.update(file=p.file, dtype=layer_dtype(t, self.cast), shape=list(t.shape))

@@ -51,6 +51,8 @@ def layer_json(i, l):
         out["source"] = f"{p.layer.name}:{p.role}" if p is not None and p.layer.name else None
         if t.get("to_python"):
             out["to_python"] = True
+        if t.get("strided"):
+            out["strided"] = True
         if t.get("derived"):
             out["derived"] = True
             if t.get("via") is not None:

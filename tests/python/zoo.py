@@ -95,6 +95,49 @@ def gru():
         ("rnn", "gru", "rnn")]
 
 
+class CellLoop(torch.nn.Module):
+    """Recurrent cells stepped by hand (torch.lstm_cell, gru_cell), as decoders and trackers write them."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm, self.gru, self.head = torch.nn.LSTMCell(8, 16), torch.nn.GRUCell(16, 12), torch.nn.Linear(12, 3)
+
+    def forward(self, x):
+        h = c = torch.zeros(x.shape[0], 16, dtype=x.dtype)
+        g = torch.zeros(x.shape[0], 12, dtype=x.dtype)
+        for t in range(x.shape[1]):
+            h, c = self.lstm(x[:, t], (h, c))
+            g = self.gru(h, g)
+        return self.head(g)
+
+
+def cells():
+    torch.manual_seed(0)
+    return CellLoop().eval(), torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(1)), None, [
+        ("lstm", "lstm_cell", "lstm"), ("gru", "gru_cell", "gru")]
+
+
+class Packed(torch.nn.Module):
+    """Sequences of several lengths packed for an LSTM, unpacked batch first: the head's Linear reads
+    a transposed (strided) tensor, which ATen's bfloat16 CPU linear sums otherwise than a contiguous one."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(8, 16, batch_first=True, bidirectional=True)
+        self.head = torch.nn.Linear(32, 3)
+
+    def forward(self, x):
+        packed = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor([5, 3, 2]), batch_first=True)
+        y, _ = torch.nn.utils.rnn.pad_packed_sequence(self.rnn(packed)[0], batch_first=True)
+        return self.head(y)
+
+
+def packed():
+    torch.manual_seed(0)
+    return Packed().eval(), torch.randn(3, 5, 8, generator=torch.Generator().manual_seed(1)), None, [
+        ("head", None, "head")]
+
+
 def deeplabv3():
     torch.manual_seed(0)
     m = torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3,
@@ -360,7 +403,7 @@ def moments():
 
 
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
-          "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "deeplabv3": deeplabv3, "lraspp": lraspp,
+          "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
