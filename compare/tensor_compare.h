@@ -32,7 +32,9 @@ struct Tolerance {
   // product's S = sum |x*w| + |b| is at least |exact|. An element within atol + rtol*|a| plus
   // that share passes without `bound` being evaluated, unless it might be the worst element.
   // Only where both sides are wrong, each beyond the bound, could this pass what `bound` fails.
+  // It holds for elements [0, floor_count) only: past them, an output the call cannot have made.
   double bound_floor = 0;
+  int64_t floor_count = 0;
   bool exact() const { return atol == 0 && rtol == 0 && !bound; }
   std::string str() const;  // "atol 1e-05 rtol 1.3e-06 + per-element bound"
 };

@@ -61,7 +61,7 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
       return std::isfinite(b) ? b : 0.0;
     };
     // S >= |exact|, and a right side is within scale * S of it: min(|a|, |b|) <= (1 + scale) S.
-    t.bound_floor = scale / (1 + scale);
+    t.bound_floor = scale / (1 + scale), t.floor_count = d.shape.numel();
   } else if (op.extra_atol) {
     t.atol = std::max(t.atol, op.extra_atol(call, profile.u_out()));
   }

@@ -307,7 +307,7 @@ TEST(TensorCompare, BoundFloorSparesTheBoundAndKeepsTheVerdict) {
   int64_t asked_without = 0;
   for (const double floor : {0.0, 1e-5}) {  // 1e-5 * min(|a|, |b|) <= 2e-5 * |a|: within the bound
     SCOPED_TRACE(floor > 0 ? "with a floor" : "without a floor");
-    tol.bound_floor = floor;
+    tol.bound_floor = floor, tol.floor_count = n;
     asked = 0;
     const TensorDiff whole = compare_tensors(a, b, tol);
     TensorCompareStream stream(DType::Float32, a.shape(), tol);
