@@ -246,7 +246,7 @@ class LayerJudge {
     how.profile = coarsened(*run.precision, k == 0 ? call_a_ : call_b_, k == 0 ? a_ : b_);
     const bool half = how.profile == Precision::Fp16 || how.profile == Precision::Bf16;
     how.exact_inputs = run.cpu && half;
-    how.strided_inputs = (k == 0 ? a_ : b_).strided_inputs;
+    how.strided_inputs = (k == 0 ? a_ : b_).strided_inputs, how.first_input_rank = (k == 0 ? a_ : b_).first_input_rank;
     if (how.exact_inputs && run.autocast) how.autocast_to = how.profile == Precision::Fp16 ? HalfType::Fp16 : HalfType::Bf16;
     return how;
   }

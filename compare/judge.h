@@ -98,6 +98,7 @@ struct LayerSide {
   std::vector<StoredOutput> stored;
   std::function<std::vector<Tensor>()> inputs;  // null when the inputs were not recorded
   bool strided_inputs = false;  // the call read some input as a non-contiguous tensor (DumpTensorInfo::strided)
+  size_t first_input_rank = 0;  // the dims of its first input, as recorded (0: none)
   // The judge's outputs for this call on these inputs when the caller already has them (replay
   // with A = the judge backend); they are not computed again.
   std::optional<std::vector<Tensor>> judged;

@@ -22,14 +22,17 @@ bool takes_no_tensor(const DumpLayer& l) {
 }  // namespace
 
 namespace {
-bool any_strided(const DumpLayer& l) {
-  return std::any_of(l.inputs.begin(), l.inputs.end(), [](const DumpTensorInfo& t) { return t.strided; });
+// What a side's kernel may have done otherwise with its inputs' layout (LayerSide).
+void note_layout(const DumpLayer& l, LayerSide& s) {
+  s.strided_inputs = std::any_of(l.inputs.begin(), l.inputs.end(), [](const DumpTensorInfo& t) { return t.strided; });
+  s.first_input_rank = l.inputs.empty() ? 0 : l.inputs[0].shape.size();
 }
 }  // namespace
 
 LayerSide layer_side(const Dump& d, const DumpLayer& l) {
   LayerSide s;
-  s.line = l.line, s.call = l.call, s.strided_inputs = any_strided(l);
+  s.line = l.line, s.call = l.call;
+  note_layout(l, s);
   for (const DumpTensorInfo& t : l.outputs) {
     s.roles.push_back(t.role);
     s.outputs.push_back(d.load(t));
@@ -112,7 +115,7 @@ void add_output(const Dump& d, const DumpTensorInfo& t, size_t k, Reading how, c
 // per page), their bytes checked once the pass is over (Dump::check_owed); a local check runs
 // the judge over all of them, read whole.
 void add_inputs(const Dump& d, const DumpLayer& l, bool stream, LayerSide& side) {
-  side.strided_inputs = any_strided(l);
+  note_layout(l, side);
   if (l.inputs.empty() && !takes_no_tensor(l)) return;
   side.inputs = [&d, &l, stream] {
     std::vector<Tensor> in;

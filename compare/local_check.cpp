@@ -68,12 +68,14 @@ bool lowp(const ReadCall& read) {
   return (t && t->lowp) || (read.call && read.call->traits().dot_products);
 }
 
-// One whose half CPU kernels sum exact products in float32 (parity's conv2d is oneDNN's there), on
-// these inputs: ATen's CPU linear does so on contiguous inputs only, and rounds partial sums to
-// the type on a strided one (pad_packed_sequence's batch_first output, x.t()), as matmul does.
-bool fp32_sum(const ReadCall& read, bool strided_inputs) {
+// One whose half CPU kernels round once a sum of exact products in float32 (parity's conv2d is
+// oneDNN's there), on these inputs. ATen's CPU linear does so where it folds into addmm (a
+// contiguous input of 2 or 3 dims); on 4 dims (ConvNeXt's [N, H, W, C]) or a strided 3-dim input it
+// adds the bias to the sum already rounded to the type, and on some strided 2-dim ones
+// (pad_packed_sequence's batch_first output) it takes a path that rounds otherwise again.
+bool fp32_sum(const ReadCall& read, const SideJudging& how) {
   const TorchCall* t = torch_call(read.op);
-  if (t && t->strided_rounds && strided_inputs) return false;
+  if (t && t->bias_after && (how.strided_inputs || (how.first_input_rank != 2 && how.first_input_rank != 3))) return false;
   return (t && t->fp32_sum) || (read.call && read.call->traits().dot_products);
 }
 
@@ -81,7 +83,7 @@ bool fp32_sum(const ReadCall& read, bool strided_inputs) {
 
 LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const SideJudging& how, const ReadCall& read)
     : name_(name), o_(o), read_(read), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None) {
-  if (how.exact_inputs && fp32_sum(read, how.strided_inputs)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
+  if (how.exact_inputs && fp32_sum(read, how)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
 }
 
 // One side's local check: the judge runs the side's call on the side's own inputs (or LibTorch

@@ -25,8 +25,8 @@ ReadCall read_call(const LayerSide& s);
 
 // How one side's own kernels are judged: at `profile`; with `exact_inputs` (a half run on the
 // CPU), a sum whose half CPU kernels add exact terms in float32 (parity's conv2d, and
-// TorchCall::fp32_sum: oneDNN's convolutions and linear, var and std; linear only on contiguous
-// inputs, TorchCall::strided_rounds) gets no allowance for
+// TorchCall::fp32_sum: oneDNN's convolutions and linear, var and std; linear only on a contiguous
+// input of 2 or 3 dims, TorchCall::bias_after) gets no allowance for
 // rounding inside the kernel; other ops keep the profile's allowance, as their half kernels round on the way (ATen's
 // CPU bmm rounds partial sums to the type). With `autocast_to`, a call autocast runs in that type
 // (TorchCall::lowp, conv2d) has its inputs rounded to it first, as autocast rounds them before the
@@ -35,9 +35,12 @@ struct SideJudging {
   Precision profile = Precision::Fp32;
   bool exact_inputs = false;
   HalfType autocast_to = HalfType::None;
-  bool strided_inputs = false;  // LayerSide::strided_inputs: a strided_rounds call keeps the allowance
+  // LayerSide's layout of the inputs: a bias_after call sums exactly only on some (fp32_sum below).
+  bool strided_inputs = false;
+  size_t first_input_rank = 0;
   bool operator==(const SideJudging& o) const {
-    return profile == o.profile && exact_inputs == o.exact_inputs && autocast_to == o.autocast_to && strided_inputs == o.strided_inputs;
+    return profile == o.profile && exact_inputs == o.exact_inputs && autocast_to == o.autocast_to && strided_inputs == o.strided_inputs &&
+           first_input_rank == o.first_input_rank;
   }
 };
 

@@ -141,7 +141,8 @@ inline bool judge_element(const Tolerance& tol, int64_t i, double x, double y, d
   if (d > allowed && tol.bound) {
     // Within the bound's floor, the element passes; its excess over the floor is at least its
     // excess over the bound, so the bound is needed only where that could beat the worst so far.
-    const double floor = i < tol.floor_count ? allowed + tol.bound_floor * std::min(std::fabs(x), std::fabs(y)) : allowed;
+    const bool floored = i < tol.floor_count && (!tol.floor_holds || tol.floor_holds->get());
+    const double floor = floored ? allowed + tol.bound_floor * std::min(std::fabs(x), std::fabs(y)) : allowed;
     allowed = d <= floor && d - floor <= p.worst_excess ? floor : allowed + tol.bound(i);
   }
   if (d - allowed > p.worst_excess) p.worst_excess = d - allowed, p.worst = i, p.worst_allowed = allowed, p.worst_a = x, p.worst_b = y;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,21 @@ enum class State { Passed, Failed, Mistrusted, Skipped, Unsupported, Unchecked }
 constexpr int kStateCount = 6;
 const char* state_name(State s);  // "PASSED", ...
 
+// A yes or no worked out once, by the first thread that asks, and then read by any.
+class LazyAnswer {
+ public:
+  explicit LazyAnswer(std::function<bool()> work) : work_(std::move(work)) {}
+  bool get() {
+    std::call_once(once_, [this] { answer_ = work_(); });
+    return answer_;
+  }
+
+ private:
+  std::function<bool()> work_;
+  std::once_flag once_;
+  bool answer_ = false;
+};
+
 struct Tolerance {
   double atol = 0, rtol = 0;
   // Optional extra absolute allowance for element i (conv2d's reduction bound). Evaluated only
@@ -32,9 +48,12 @@ struct Tolerance {
   // product's S = sum |x*w| + |b| is at least |exact|. An element within atol + rtol*|a| plus
   // that share passes without `bound` being evaluated, unless it might be the worst element.
   // Only where both sides are wrong, each beyond the bound, could this pass what `bound` fails.
-  // It holds for elements [0, floor_count) only: past them, an output the call cannot have made.
+  // It holds for elements [0, floor_count) only (past them, an output the call cannot have made),
+  // and only where `floor_holds` says yes (a dot product's terms all finite: an Inf among them
+  // makes the exact value non-finite, and the bound 0), asked once, when an element first needs it.
   double bound_floor = 0;
   int64_t floor_count = 0;
+  std::shared_ptr<LazyAnswer> floor_holds = nullptr;
   bool exact() const { return atol == 0 && rtol == 0 && !bound; }
   std::string str() const;  // "atol 1e-05 rtol 1.3e-06 + per-element bound"
 };

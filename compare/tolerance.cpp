@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/stats.h"
 #include "kernels/backend.h"
@@ -11,6 +12,22 @@ namespace parity {
 
 namespace {
 constexpr double kU32 = 0x1p-24;
+
+// Whether every element of the float32 tensors among `ts` is finite (no exponent of all ones).
+bool all_finite(const std::vector<Tensor>& ts) {
+  for (const Tensor& t : ts) {
+    if (t.dtype() != DType::Float32) continue;
+    const std::byte* p = t.bytes();
+    int finite = 1;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      uint32_t v;
+      std::memcpy(&v, p + size_t(i) * 4, 4);
+      finite &= int((v & 0x7f800000u) != 0x7f800000u);
+    }
+    if (!finite) return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -62,6 +79,7 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
     };
     // S >= |exact|, and a right side is within scale * S of it: min(|a|, |b|) <= (1 + scale) S.
     t.bound_floor = scale / (1 + scale), t.floor_count = d.shape.numel();
+    t.floor_holds = std::make_shared<LazyAnswer>([inputs] { return all_finite(inputs); });
   } else if (op.extra_atol) {
     t.atol = std::max(t.atol, op.extra_atol(call, profile.u_out()));
   }

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <sstream>
 
 #include "core/error.h"
@@ -208,14 +207,20 @@ OpLineWriter& OpLineWriter::flag(std::string_view name, bool on) {
 
 void OpFieldReader::rows(const char* key, int64_t& n, int64_t width) {
   const Shape s = l_.shape(key);
-  if (s.rank() != 2 || s[1] != width) throw Error(l_.op() + ": " + key + " must be [N," + std::to_string(width) + "], got " + s.str());
-  n = s[0];
+  if ((s.rank() != 2 || s[1] != width) && wrong_form_.empty()) {
+    wrong_form_ = l_.op() + ": " + key + " must be [N," + std::to_string(width) + "], got " + s.str();
+  }
+  n = s.rank() > 0 ? s[0] : 0;
 }
 
 void OpFieldReader::hw(const char* key, int64_t& h, int64_t& w, int64_t fallback_h, int64_t fallback_w) {
-  constexpr int64_t absent = std::numeric_limits<int64_t>::min();  // no line holds it: kMaxLineInt bounds them
-  std::tie(h, w) = l_.hw(key, absent);
-  if (h == absent) h = fallback_h, w = fallback_w;
+  std::tie(h, w) = l_.hw(key, -1);
+  if (h == -1 && w == -1) h = fallback_h, w = fallback_w;
+}
+
+void OpFieldReader::finish() const {
+  l_.finish();
+  if (!wrong_form_.empty()) throw Error(wrong_form_);
 }
 
 void OpFieldWriter::shape_list(const char* key, const std::vector<Shape>& v) {

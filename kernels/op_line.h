@@ -83,21 +83,25 @@ class OpFieldReader {
   explicit OpFieldReader(OpLine& line) : l_(line) {}
   void shape(const char* key, Shape& v) { v = l_.shape(key); }
   void shape_list(const char* key, std::vector<Shape>& v) { v = l_.shape_list(key); }
-  // A shape [n, width], kept as n (nms's boxes=Nx4).
+  // A shape [n, width], kept as n (nms's boxes=Nx4); one of another form is refused by finish().
   void rows(const char* key, int64_t& n, int64_t width);
   void integer(const char* key, int64_t& v, int64_t fallback) { v = l_.integer(key, fallback); }
   void integer_always(const char* key, int64_t& v, int64_t fallback) { v = l_.integer(key, fallback); }
   void hw(const char* key, int64_t& h, int64_t& w, int64_t fallback) { std::tie(h, w) = l_.hw(key, fallback); }
-  // A pair whose default is another pair (maxpool2d's stride is its k), read before it.
+  // A pair whose default (when left out, or given as -1) is another pair read before it
+  // (maxpool2d's stride is its k).
   void hw(const char* key, int64_t& h, int64_t& w, int64_t fallback_h, int64_t fallback_w);
   void real(const char* key, double& v) { v = l_.real(key); }
   void real(const char* key, double& v, double fallback) { v = l_.real(key, fallback); }
   void real_list(const char* key, std::vector<double>& v) { v = l_.real_list(key); }
   void dtype(const char* key, DType& v, DType fallback) { v = l_.dtype(key, fallback); }
   void flag(const char* name, bool& v) { v = l_.flag(name); }
+  // After every field is read: refuses a leftover field or flag, then a field of the wrong form.
+  void finish() const;
 
  private:
   OpLine& l_;
+  std::string wrong_form_;  // what rows() found wrong, said once the fields are all read
 };
 
 class OpFieldWriter {
@@ -135,7 +139,7 @@ template <typename P> P parse_fields(std::string_view line) {
   P p;
   OpFieldReader r(l);
   P::fields(p, r);
-  l.finish();
+  r.finish();
   p.validate();
   return p;
 }

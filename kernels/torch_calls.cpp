@@ -26,7 +26,7 @@ void set_flag(TorchCall& c, const std::string& flag, const std::string& row) {
       {"composite", &TorchCall::composite}, {"copy", &TorchCall::copy},         {"cast", &TorchCall::cast},
       {"fills", &TorchCall::fills},         {"uninitialised", &TorchCall::uninitialised}, {"tied", &TorchCall::tied},
       {"arithmetic", &TorchCall::arithmetic}, {"reflected", &TorchCall::reflected}, {"samples", &TorchCall::samples},
-      {"lowp", &TorchCall::lowp}, {"fp32_sum", &TorchCall::fp32_sum}, {"strided_rounds", &TorchCall::strided_rounds}};
+      {"lowp", &TorchCall::lowp}, {"fp32_sum", &TorchCall::fp32_sum}, {"bias_after", &TorchCall::bias_after}};
   const auto it = flags.find(flag);
   if (it == flags.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown flag \"" + flag + "\"");
   c.*(it->second) = true;

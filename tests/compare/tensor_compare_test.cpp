@@ -288,40 +288,78 @@ TEST(TensorCompare, WorstElementIsTheFirstOfTiesAsAPlainLoopFindsIt) {
 // With a floor under the bound (a dot product's S is at least |exact|), an element within the
 // defaults plus floor * min(|a|, |b|) passes without the bound being asked, unless it could be the
 // worst: the count, the worst element and its allowance stay those of the plain loop, in memory
-// and streamed, with the bound asked far less often.
+// and streamed, with the bound asked far less often. Where every element passes, the worst is one
+// the floor alone would have passed: the guard that asks the bound for it is what finds it, with
+// the allowance the bound gives.
 TEST(TensorCompare, BoundFloorSparesTheBoundAndKeepsTheVerdict) {
   const int64_t n = 2 * 65536 + 301;
-  Tensor a(DType::Float32, Shape{n}), b(DType::Float32, Shape{n});
-  float *x = a.mutable_data<float>(), *y = b.mutable_data<float>();
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = float(std::sin(0.002 * double(i)) * 3 + 0.5);
-    // Beyond rtol 1.3e-6 nearly everywhere, within the floor mostly, beyond it at every 50th.
-    const double share = i % 50 == 0 ? 1.9e-5 : i % 2 ? 0.5e-5 : 0.2e-5;
-    y[i] = float(double(x[i]) * (1 + (i == 70001 ? 5e-5 : share)));  // one element beyond the bound
-  }
-  std::atomic<int64_t> asked{0};
-  Tolerance tol = default_tolerance(DType::Float32);
-  tol.bound = [&asked, x](int64_t i) { return ++asked, 2e-5 * std::fabs(double(x[i])); };
-  const PlainVerdict plain = plain_loop(x, y, n, tol);
-  ASSERT_EQ(plain.worst, 70001);
-  int64_t asked_without = 0;
-  for (const double floor : {0.0, 1e-5}) {  // 1e-5 * min(|a|, |b|) <= 2e-5 * |a|: within the bound
-    SCOPED_TRACE(floor > 0 ? "with a floor" : "without a floor");
-    tol.bound_floor = floor, tol.floor_count = n;
-    asked = 0;
-    const TensorDiff whole = compare_tensors(a, b, tol);
-    TensorCompareStream stream(DType::Float32, a.shape(), tol);
-    const int64_t piece = TensorCompareStream::piece_elements();
-    for (int64_t lo = 0; lo < n; lo += piece) stream.feed(a.bytes() + size_t(lo) * 4, b.bytes() + size_t(lo) * 4, std::min(piece, n - lo));
-    for (const TensorDiff& r : {whole, stream.finish()}) {
-      EXPECT_EQ(r.state, State::Failed);
-      EXPECT_EQ(r.bad, plain.bad);
-      EXPECT_EQ(r.worst_index, plain.worst);
-      EXPECT_EQ(r.worst_allowed, plain.worst_allowed);
+  for (const bool defect : {true, false}) {
+    SCOPED_TRACE(defect ? "one element beyond the bound" : "every element within it");
+    Tensor a(DType::Float32, Shape{n}), b(DType::Float32, Shape{n});
+    float *x = a.mutable_data<float>(), *y = b.mutable_data<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      x[i] = float(std::sin(0.002 * double(i)) + 5);
+      // Every element beyond the defaults (atol 1e-5, rtol 1.3e-6), within the floor, but for
+      // every 50th with the defect: without it, the worst element is one the floor passes.
+      const double share = defect && i % 50 == 0 ? 1.9e-5 : i % 2 ? 0.9e-5 : 0.5e-5;
+      y[i] = float(double(x[i]) * (1 + (defect && i == 70001 ? 5e-5 : share)));
     }
-    if (floor == 0) asked_without = asked;
+    std::atomic<int64_t> asked{0};
+    Tolerance tol = default_tolerance(DType::Float32);
+    tol.bound = [&asked, x](int64_t i) { return ++asked, 2e-5 * std::fabs(double(x[i])); };
+    const PlainVerdict plain = plain_loop(x, y, n, tol);
+    if (defect) {
+      ASSERT_EQ(plain.worst, 70001);
+    } else {
+      ASSERT_EQ(plain.bad, 0);
+    }
+    int64_t asked_without = 0;
+    for (const double floor : {0.0, 1e-5}) {  // 1e-5 * min(|a|, |b|) <= 2e-5 * |a|: within the bound
+      SCOPED_TRACE(floor > 0 ? "with a floor" : "without a floor");
+      tol.bound_floor = floor, tol.floor_count = n;
+      asked = 0;
+      const TensorDiff whole = compare_tensors(a, b, tol);
+      TensorCompareStream stream(DType::Float32, a.shape(), tol);
+      const int64_t piece = TensorCompareStream::piece_elements();
+      for (int64_t lo = 0; lo < n; lo += piece) stream.feed(a.bytes() + size_t(lo) * 4, b.bytes() + size_t(lo) * 4, std::min(piece, n - lo));
+      for (const TensorDiff& r : {whole, stream.finish()}) {
+        EXPECT_EQ(r.state, defect ? State::Failed : State::Passed);
+        EXPECT_EQ(r.bad, plain.bad);
+        EXPECT_EQ(r.worst_index, plain.worst);
+        EXPECT_EQ(r.worst_allowed, plain.worst_allowed);
+      }
+      if (floor == 0) asked_without = asked;
+    }
+    // With the floor, under a quarter as often; where the worst is an element the floor passes,
+    // every element may be the worst in turn, and the floor spares nothing.
+    if (defect) {
+      EXPECT_LT(asked.load() * 4, asked_without);
+    }
+    EXPECT_LE(asked.load(), asked_without);
   }
-  EXPECT_LT(asked.load() * 4, asked_without);  // with the floor, under a quarter as often
+}
+
+// The floor stands aside where it does not hold: past floor_count (an output the call cannot
+// have made, where the bound is 0) and where floor_holds says no (an Inf among a dot product's
+// terms). There every element beyond the defaults asks the bound.
+TEST(TensorCompare, BoundFloorStandsAsideWhereItDoesNotHold) {
+  // Beyond the defaults everywhere; the first element uses most of its bound, the others are
+  // within the floor and, once the first is the worst, need no bound of their own.
+  const Tensor a = f32({100, 100, 100, 100}), b = f32({100.95f, 100.01f, 100.01f, 100.01f});
+  int64_t asked = 0, answered = 0;
+  Tolerance tol = default_tolerance(DType::Float32);
+  tol.bound = [&asked](int64_t i) { return ++asked, i < 3 ? 1.0 : 0.0; };  // past the call's 3 elements: 0
+  tol.bound_floor = 1e-3, tol.floor_count = 3;
+  for (const bool holds : {true, false}) {
+    SCOPED_TRACE(holds ? "the floor holds" : "it does not");
+    tol.floor_holds = std::make_shared<LazyAnswer>([&answered, holds] { return ++answered, holds; });
+    asked = answered = 0;
+    const TensorDiff r = compare_tensors(a, b, tol);
+    EXPECT_EQ(r.bad, 1);  // the fourth element, past floor_count: no floor there
+    EXPECT_EQ(r.worst_index, 3);
+    EXPECT_EQ(answered, 1);                // worked out once
+    EXPECT_EQ(asked, holds ? 2 : 4);       // the first (no worst yet) and the fourth; or every one
+  }
 }
 
 // The streamed comparison (pieces in order, as two files are read) gives compare_tensors'

@@ -727,16 +727,26 @@ class StridedHead(torch.nn.Module):  # a Linear reading a column-major view, as 
         return self.lin(self.pre(x).t().contiguous().t())
 
 
-class StridedLinear(unittest.TestCase):
-    """ATen's CPU bfloat16 linear sums exact products in float32 on a contiguous input only: on a
-    strided one it rounds partial sums to bfloat16, as matmul does. The recorder marks such an input
-    `strided`, and that side keeps the input-rounding allowance: both correct runs pass, and a
-    wrong element in the strided linear is still named on its side."""
+class ChannelsLastHead(torch.nn.Module):  # ConvNeXt's block: permute, LayerNorm over C, Linear on [N, H, W, C]
+    def __init__(self):
+        super().__init__()
+        self.norm, self.lin = torch.nn.LayerNorm(96), torch.nn.Linear(96, 384)
 
-    class WrongSecond(WideDotProducts.Wrong):
+    def forward(self, x):
+        return self.lin(self.norm(x.permute(0, 2, 3, 1)))
+
+
+class LinearLayouts(unittest.TestCase):
+    """ATen's CPU bfloat16 linear rounds once a float32 sum of exact products only where it folds
+    into addmm (a contiguous input of 2 or 3 dims): on 4 dims it adds the bias to the sum already
+    rounded, and on a strided 2-dim input it may round otherwise again. There each side keeps the
+    input-rounding allowance (the recorder marks a strided input `strided`): both correct runs pass
+    (both failed before), and a wrong element in that linear is still named on its side."""
+
+    class WrongLast(WideDotProducts.Wrong):  # the last linear call of the model: the head
         def __torch_function__(self, func, types, args=(), kwargs=None):
-            if getattr(func, "__name__", "") == "linear" and not getattr(self, "seen", False):
-                self.seen = True
+            if getattr(func, "__name__", "") == "linear" and self.skip > 0:
+                self.skip -= 1
                 return func(*args, **(kwargs or {}))
             return super().__torch_function__(func, types, args, kwargs)
 
@@ -744,41 +754,47 @@ class StridedLinear(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         torch.manual_seed(0)
-        cls.model, cls.x = StridedHead().eval(), torch.randn(6, 16, generator=torch.Generator().manual_seed(10))
+        cls.models = {"strided": (StridedHead().eval(), torch.randn(6, 16, generator=torch.Generator().manual_seed(10)), 1)}
+        torch.manual_seed(0)
+        cls.models["channels_last"] = (ChannelsLastHead().eval(), torch.randn(2, 96, 14, 14), 0)
 
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def dump(self, regime, defect=False):
-        path = os.path.join(self.tmp.name, f"{regime}-{defect}")
+    def dump(self, name, regime, defect=False):
+        path = os.path.join(self.tmp.name, f"{name}-{regime}-{defect}")
         if not os.path.exists(path):
+            model, x, earlier_linears = self.models[name]
             dtype = torch.bfloat16 if regime == "bf16" else torch.float32
-            model = copy.deepcopy(self.model).to(dtype)
+            model = copy.deepcopy(model).to(dtype)
             with contextlib.ExitStack() as stack:
                 stack.enter_context(torch.no_grad())
                 if defect:
-                    stack.enter_context(self.WrongSecond("linear"))
+                    wrong = stack.enter_context(self.WrongLast("linear"))
+                    wrong.skip = earlier_linears
                 stack.enter_context(torch.autocast("cpu", dtype=torch.bfloat16, enabled=regime == "autocast"))
                 stack.enter_context(parity_torch.dump(path, model, dtype=torch.float32))
-                model(self.x.to(dtype))
+                model(x.to(dtype))
         return path
 
-    def test_the_input_is_marked_strided(self):
-        with open(os.path.join(self.dump("fp32"), "manifest.json")) as f:
+    def test_a_strided_input_is_marked(self):
+        with open(os.path.join(self.dump("strided", "fp32"), "manifest.json")) as f:
             layers = {l["name"]: l for l in json.load(f)["layers"]}
         self.assertTrue(layers["lin"]["inputs"][0].get("strided"), layers["lin"]["inputs"][0])
         self.assertNotIn("strided", layers["pre"]["inputs"][0])
 
     def test_clean_pairs_pass_and_a_wrong_element_is_named(self):
-        for regime in ("bf16", "autocast"):
-            code, out, _ = compare_json(self.dump("fp32"), self.dump(regime))
-            self.assertEqual(code, 0, f"{regime}\n{out}")
-            for a, b, side in ((self.dump("fp32"), self.dump(regime, True), "B"), (self.dump("fp32", True), self.dump(regime), "A")):
-                code, out, report = compare_json(a, b)
-                self.assertEqual(code, 1, f"{regime} defect on {side}\n{out}")
-                origin = next(l for l in report["layers"] if l["origin"])
-                self.assertEqual((origin["name"], origin["defective"]), ("lin", side), out)
+        for name in self.models:
+            for regime in ("bf16", "autocast"):
+                code, out, _ = compare_json(self.dump(name, "fp32"), self.dump(name, regime))
+                self.assertEqual(code, 0, f"{name} {regime}\n{out}")
+                for a, b, side in ((self.dump(name, "fp32"), self.dump(name, regime, True), "B"),
+                                   (self.dump(name, "fp32", True), self.dump(name, regime), "A")):
+                    code, out, report = compare_json(a, b)
+                    self.assertEqual(code, 1, f"{name} {regime} defect on {side}\n{out}")
+                    origin = next(l for l in report["layers"] if l["origin"])
+                    self.assertEqual((origin["name"], origin["defective"]), ("lin", side), out)
 
 
 class RoiAlignPool(torch.nn.Module):  # MultiScaleRoIAlign's call, on a rough feature map
