@@ -34,6 +34,7 @@ struct DumpTensorInfo {
   std::vector<ViaStep> via;  // how, where recorded: the views and copies from the source output
   bool to_python = false;    // an output the run read as Python numbers (.item(), float(t))
   bool strided = false;      // an input the call read as a non-contiguous tensor (its file holds it contiguous)
+  std::string cast_from;     // an output the run held in float16 or bfloat16, written wider; empty otherwise
 };
 
 struct DumpLayer {

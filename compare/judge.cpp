@@ -253,9 +253,11 @@ class LayerJudge {
 
   // `p` made coarser by a side's own call and outputs: a half-precision call (precision=fp16|bf16
   // on its line) is judged at that precision, though its values travel as float32; a float16
-  // output at fp16.
+  // output at fp16, and one the run held in bfloat16 or float16 before writing it wider (a
+  // reduced-precision block inside a float32 model) at that type.
   static Precision coarsened(Precision p, const ReadCall& read, const LayerSide& s) {
     if (read.call) p = coarser(p, precision_of(read.call->half()));
+    p = coarser(p, s.computed_in);
     for (const Tensor& t : s.outputs) {
       if (is_floating(t.dtype())) p = coarser(p, precision_of(t.dtype()));
     }

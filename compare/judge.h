@@ -99,6 +99,9 @@ struct LayerSide {
   std::function<std::vector<Tensor>()> inputs;  // null when the inputs were not recorded
   bool strided_inputs = false;  // the call read some input as a non-contiguous tensor (DumpTensorInfo::strided)
   size_t first_input_rank = 0;  // the dims of its first input, as recorded (0: none)
+  // What its kernel computed in, where its outputs were held narrower than written (cast_from):
+  // a float32 model's bfloat16 block is judged at bf16 on that side.
+  Precision computed_in = Precision::Fp32;
   // The judge's outputs for this call on these inputs when the caller already has them (replay
   // with A = the judge backend); they are not computed again.
   std::optional<std::vector<Tensor>> judged;

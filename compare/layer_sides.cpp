@@ -22,10 +22,15 @@ bool takes_no_tensor(const DumpLayer& l) {
 }  // namespace
 
 namespace {
-// What a side's kernel may have done otherwise with its inputs' layout (LayerSide).
+// What the recording says of how a side's kernel ran: its inputs' layout, the type it computed in
+// (LayerSide).
 void note_layout(const DumpLayer& l, LayerSide& s) {
   s.strided_inputs = std::any_of(l.inputs.begin(), l.inputs.end(), [](const DumpTensorInfo& t) { return t.strided; });
   s.first_input_rank = l.inputs.empty() ? 0 : l.inputs[0].shape.size();
+  for (const DumpTensorInfo& t : l.outputs) {
+    if (t.cast_from == "bfloat16") s.computed_in = coarser(s.computed_in, Precision::Bf16);
+    if (t.cast_from == "float16") s.computed_in = coarser(s.computed_in, Precision::Fp16);
+  }
 }
 }  // namespace
 

@@ -188,7 +188,7 @@ void describe_from_header(DumpTensorInfo& t, bool has_dtype, bool has_shape, con
 
 DumpTensorInfo tensor_info(const json& j, const std::string& at, const std::string& default_role, const TensorHeaders& headers) {
   if (!j.is_object()) throw Error(at + ": not an object");
-  only_known(j, at, {"role", "file", "dtype", "shape", "source", "hash", "derived", "via", "to_python", "strided"});
+  only_known(j, at, {"role", "file", "dtype", "shape", "source", "hash", "derived", "via", "to_python", "strided", "cast_from"});
   DumpTensorInfo t;
   t.file = string_of(required(j, at, "file"), at, "file");
   // A manifest names files of its own folder only: never a path that reaches outside it.
@@ -213,6 +213,10 @@ DumpTensorInfo tensor_info(const json& j, const std::string& at, const std::stri
   if (const json* v = find(j, "strided")) {
     if (!v->is_boolean()) bad(at, "strided", "not a boolean");
     t.strided = v->get<bool>();
+  }
+  t.cast_from = optional_string(j, at, "cast_from");
+  if (!t.cast_from.empty() && t.cast_from != "float16" && t.cast_from != "bfloat16") {
+    bad(at, "cast_from", "\"" + t.cast_from + "\" is neither float16 nor bfloat16");
   }
   if (!t.via.empty() && !t.derived) bad(at, "via", "given for an input that is not derived");
   describe_from_header(t, !t.dtype.empty(), shape.has_value(), at, headers);

@@ -650,6 +650,11 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
   if (op == "torch.nn.functional.softmax" && args.positional.size() > 2) args.positional.erase(args.positional.begin() + 2);
   args.keywords.erase("_stacklevel");
   if (args.keywords.count("inplace")) args.keywords.erase("inplace");
+  // x.norm(p='fro', dim=...): Python's spelling of the 2-norm over those dims; aten::norm takes a number.
+  if (name == "norm") {
+    Operand* p = args.keywords.count("p") ? &args.keywords["p"] : args.positional.size() > 1 ? &args.positional[1] : nullptr;
+    if (p && !p->tensor && (p->text == "'fro'" || p->text == "\"fro\"")) p->text = "2";
+  }
   return aten_call(op.c_str(), [&] {
     aten_threads();
     std::vector<at::Tensor> tensors, wide;
@@ -660,7 +665,9 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
       if (a.is_floating_point() && !floating) floating = a.scalar_type();
       wide.push_back(a.is_floating_point() ? a.to(at::kDouble) : a);
     }
-    std::vector<at::Tensor> out = run_op(op, known->aten, args, wide);
+    // nan_to_num picks values in its own type (its default for Inf is that type's largest): a
+    // float64 run would give float64's, an Inf once rounded back.
+    std::vector<at::Tensor> out = run_op(op, known->aten, args, name == "nan_to_num" ? tensors : wide);
     TorchCallResult r;
     const TorchBound bound = known->bound;
     if (bound != TorchBound::None && bound != TorchBound::Exact && bound != TorchBound::Rounded) {
@@ -684,6 +691,26 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           if (!integral_text(dim)) throw Error("softmax's dim is not recorded");
           K = y.size(std::stoll(dim)) + 4;
           S = y.abs();
+        } else if (bound == TorchBound::LogSoftmax || bound == TorchBound::LogSumExp || bound == TorchBound::Cosine) {
+          // Over a dim of K: log_softmax's y = x - m - log(sum exp(x - m)) is off by a few
+          // roundings of |y| (|x - m| <= |y|) and K of the log's sum (absolute); logsumexp's by
+          // those of |y| and |m| <= |y| + log K; cosine similarity's (a dot product over two norms)
+          // by K + 4 roundings of at most 1 (Cauchy-Schwarz) and of |y|. Input rounding: the
+          // nudged re-run (torch_call_rounding) allows for it.
+          int64_t n = 1;  // the terms each output element reduces over
+          if (bound == TorchBound::LogSoftmax) {
+            const std::string dim = text_arg(args, 1, "dim");
+            const at::Tensor& x = wide.at(0);
+            const int64_t d = integral_text(dim) ? std::stoll(dim) : x.dim();
+            if (d < -x.dim() || d >= x.dim()) throw Error(name + "'s dim is not recorded");
+            n = x.dim() == 0 ? 1 : x.size(d);
+          } else {  // a reduction (over several dims, broadcast inputs): the largest input per output element
+            int64_t most = 1;
+            for (const at::Tensor& t : wide) most = std::max<int64_t>(most, t.is_floating_point() ? t.numel() : 1);
+            n = std::max<int64_t>(1, most / std::max<int64_t>(1, y.numel()));
+          }
+          K = n + 2;
+          S = y.abs() + 1.0 + (bound == TorchBound::LogSumExp ? std::log(double(std::max<int64_t>(n, 1))) : 0.0);
         } else if (bound == TorchBound::LayerNorm) {
           S = layer_norm_sums(args, wide, y, K);
           K += 8;

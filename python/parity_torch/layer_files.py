@@ -66,7 +66,10 @@ class LayerFiles:
             role = f"out{k}"
             file = file_for(layer, role)
             self.devices.add(str(o.device))
-            layer.outputs.append({"role": role, "file": file, **self.folder.write(file, to_numpy(o, self.cast))})
+            entry = {"role": role, "file": file, **self.folder.write(file, to_numpy(o, self.cast))}
+            if o.dtype in (torch.float16, torch.bfloat16) and entry["dtype"] != str(o.dtype).replace("torch.", ""):
+                entry["cast_from"] = str(o.dtype).replace("torch.", "")  # what the kernel computed in, whatever the run's dtype
+            layer.outputs.append(entry)
             self.sources.produced(o, layer, role, file)
 
     def drop_unused(self, layers, kept):

@@ -53,6 +53,8 @@ def layer_json(i, l):
             out["to_python"] = True
         if t.get("strided"):
             out["strided"] = True
+        if t.get("cast_from"):
+            out["cast_from"] = t["cast_from"]
         if t.get("derived"):
             out["derived"] = True
             if t.get("via") is not None:

@@ -138,6 +138,28 @@ def packed():
         ("head", None, "head")]
 
 
+class Scores(torch.nn.Module):
+    """What classifiers and retrieval heads compute from logits and embeddings: log_softmax,
+    logsumexp over several dims, cosine similarity, and a norm written as Python spells it."""
+
+    def __init__(self):
+        super().__init__()
+        self.logits, self.embed = torch.nn.Linear(32, 64), torch.nn.Linear(32, 64)
+
+    def forward(self, x):
+        y, e = self.logits(x) * 4, self.embed(x)
+        unit = e / e.norm(p="fro", dim=-1, keepdim=True)
+        return (torch.nn.functional.log_softmax(y, dim=-1).sum() + torch.logsumexp(y, dim=(1, 2)).sum()
+                + torch.nn.functional.cosine_similarity(y, e, dim=-1).sum() + unit.sum())
+
+
+def scores():
+    torch.manual_seed(0)
+    return Scores().eval(), torch.randn(2, 8, 32, generator=torch.Generator().manual_seed(1)), None, [
+        ("", "log_softmax", "log_softmax"), ("", "logsumexp", "logsumexp"), ("", "cosine_similarity", "cosine_similarity"),
+        ("", "norm", "norm")]
+
+
 def deeplabv3():
     torch.manual_seed(0)
     m = torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3,
@@ -403,7 +425,7 @@ def moments():
 
 
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
-          "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "deeplabv3": deeplabv3, "lraspp": lraspp,
+          "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
