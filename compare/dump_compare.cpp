@@ -156,7 +156,7 @@ std::vector<std::string> provenance(const Dump& a, const Dump& b) {
 class Comparer {
  public:
   Comparer(const Dump& a, const Dump& b, const CompareOptions& o)
-      : o_(o), p_(pair_dumps(a, b)), excuses_(excuse_one_sided(p_, o.judge.precision)), inputs_(p_, excuses_, o.judge.precision),
+      : o_(o), p_(pair_dumps(a, b)), excuses_(excuse_one_sided(p_, o.judge.precision)), inputs_(p_, excuses_, o.judge.precision, {o.judge.runs[0].precision, o.judge.runs[1].precision}),
         flow_(p_) {}
 
   CompareResult run() {

@@ -30,7 +30,9 @@ bool InputChecks::rounded_by_precision(const DumpTensorInfo& ta, const DumpTenso
   if (precision_ == Precision::Fp32 || ta.shape != tb.shape || !narrow_float(ta) || !narrow_float(tb)) return false;
   const Tensor x = p_.a.view(ta), y = p_.b.view(tb);
   // Which side is the coarse one is the data's to say: try each.
-  return is_rounded(x, y, precision_) || is_rounded(y, x, precision_);
+  if (is_rounded(x, y, precision_) || is_rounded(y, x, precision_)) return true;
+  const auto half = [](const std::optional<Precision>& p) { return p == Precision::Fp16 || p == Precision::Bf16; };
+  return half(runs_[0]) && half(runs_[1]) && runs_[0] != runs_[1] && is_co_rounded(x, *runs_[0], y, *runs_[1]);
 }
 
 std::string InputChecks::rewired_input(const DumpLayer& la, const DumpLayer& lb) const {

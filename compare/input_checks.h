@@ -15,13 +15,16 @@ namespace parity {
 
 class InputChecks {
  public:
-  InputChecks(const DumpPair& p, const OneSidedExcuses& excuses, Precision precision) : p_(p), excuses_(excuses), precision_(precision) {}
+  // `runs`: A's and B's own precisions where the dumps record them (--precision auto).
+  InputChecks(const DumpPair& p, const OneSidedExcuses& excuses, Precision precision, const std::optional<Precision> (&runs)[2])
+      : p_(p), excuses_(excuses), precision_(precision), runs_{runs[0], runs[1]} {}
 
   // An input that no layer produced (the image, a weight) is data the two runs were given: when
   // it differs, that is a finding of its own, whatever the layer computed. Seen through one
   // side's excused casts: the image a `.half()` rounded is the image given. Under a reduced
   // precision, one side the other's value rounded to it is that precision, not a finding: its
-  // role goes into `rounded`.
+  // role goes into `rounded`; so are two runs of two half types (float16 against bfloat16) that
+  // took one value each rounded to its own type.
   std::string given_input_difference(const DumpLayer& la, const DumpLayer& lb, std::vector<std::string>& rounded) const;
   // An input read from another layer on one side than on the other (a cat fed in swapped order,
   // a residual taken from the wrong block): both producers are in both dumps, paired, and differ.
@@ -43,6 +46,7 @@ class InputChecks {
   const DumpPair& p_;
   const OneSidedExcuses& excuses_;
   Precision precision_;
+  std::optional<Precision> runs_[2];
 };
 
 }  // namespace parity

@@ -80,6 +80,28 @@ bool is_rounded(const Tensor& fine, const Tensor& coarse, Precision p) {
   return true;
 }
 
+namespace {
+// Half a unit in the last place of `v` in the type of profile p (its exponent range: float16's
+// subnormals below 2^-14, float32's for bf16 and tf32).
+double half_ulp(double v, Precision p) {
+  const int bits = p == Precision::Fp16 ? 10 : p == Precision::Bf16 ? 7 : p == Precision::Tf32 ? 10 : 23;
+  const int min_exp = p == Precision::Fp16 ? -14 : -126;
+  int e = 0;
+  std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1): its leading bit is 2^(e-1)
+  return std::ldexp(0.5, std::max(e - 1, min_exp) - bits);
+}
+}  // namespace
+
+bool is_co_rounded(const Tensor& a, Precision pa, const Tensor& b, Precision pb) {
+  if (a.numel() != b.numel()) return false;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = element_as_double(a, i), y = element_as_double(b, i);
+    if (x == y) continue;
+    if (!std::isfinite(x) || !std::isfinite(y) || std::fabs(x - y) > half_ulp(x, pa) + half_ulp(y, pb)) return false;
+  }
+  return true;
+}
+
 std::string PrecisionStats::cell() const {
   if (samples == 0) return "";
   return exact ? "exact" : fixed1(bits);

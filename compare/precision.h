@@ -59,6 +59,9 @@ Precision precision_of(HalfType half);
 // `coarse` is `fine` element for element, each value as is or rounded to `p` (to nearest even:
 // float16's range and mantissa, bfloat16's 7 or TF32's 10 mantissa bits); false for other counts.
 bool is_rounded(const Tensor& fine, const Tensor& coarse, Precision p);
+// `a` and `b` could be one value rounded to `pa` and to `pb` (fp16, bf16, tf32), element for
+// element: each pair within half a unit of its own type of a common value.
+bool is_co_rounded(const Tensor& a, Precision pa, const Tensor& b, Precision pb);
 
 // The statistical test's thresholds on rms(e/σ): over the whole sample, and over the samples of
 // any one output channel (a defect confined to one channel, a wrong bias, hides in the whole).

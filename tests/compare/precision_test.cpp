@@ -4,6 +4,7 @@
 // make the ACCURACY.md tables (parity_accuracy_table).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include <string>
@@ -230,6 +231,28 @@ TEST(Precision, Float16OutputsNearZeroRoundOnItsSubnormalGrid) {
   EXPECT_EQ(ok.state, State::Passed) << ok.reason;
   EXPECT_EQ(bad.state, State::Failed) << bad.reason;
   EXPECT_EQ(bad.defective(), Sides::B) << bad.reason;
+}
+
+// One value rounded to float16 on one side and to bfloat16 on the other (two runs of two half
+// types given the same float32 weights) is recognised element for element, subnormal float16
+// values and float16's coarser rounding of tiny ones included; a value one bfloat16 unit off is not.
+TEST(Precision, CoRoundedValuesOfTwoHalfTypes) {
+  const int64_t n = 4096;
+  Tensor f16(DType::Float32, Shape{n}), bf16(DType::Float32, Shape{n});
+  for (int64_t i = 0; i < n; ++i) {
+    // Magnitudes from 2^-30 (below float16's subnormals) to 2^10, both signs.
+    const float v = float((i % 2 ? -1 : 1) * std::ldexp(1.0 + double(i % 97) / 97, int(i % 41) - 30));
+    f16.mutable_data<float>()[i] = half_to_float(float_to_half(v));
+    bf16.mutable_data<float>()[i] = round_mantissa(v, 7);
+  }
+  EXPECT_TRUE(is_co_rounded(f16, Precision::Fp16, bf16, Precision::Bf16));
+  EXPECT_TRUE(is_co_rounded(bf16, Precision::Bf16, f16, Precision::Fp16));
+  Tensor off = bf16.clone();
+  float& w = off.mutable_data<float>()[1265];  // about 2^5: float16 and bfloat16 both normal
+  int e = 0;
+  std::frexp(w, &e);
+  w += float(std::ldexp(2.0, e - 1 - 7));  // two bfloat16 units up
+  EXPECT_FALSE(is_co_rounded(f16, Precision::Fp16, off, Precision::Bf16));
 }
 
 }  // namespace
