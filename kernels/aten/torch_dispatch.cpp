@@ -270,8 +270,10 @@ std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, c
     stack.push_back(std::move(*v));
   }
   // A keyword the schema lacks, given as None, is Python's default for it (torch.norm's out=None,
-  // dtype=None): nothing to pass.
+  // dtype=None): nothing to pass; so is return_indices=False (F.adaptive_max_pool2d's, whose
+  // operator returns its indices always: dispatch_torch_call keeps the values only).
   for (const auto& [key, given] : args.keywords) {
+    if (key == "return_indices" && given.text == "False") continue;
     if (given.tensor || !given.tensor_list.empty() || given.text != "None") return std::nullopt;
   }
   if (next != args.positional.size()) return std::nullopt;
@@ -668,6 +670,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     // nan_to_num picks values in its own type (its default for Inf is that type's largest): a
     // float64 run would give float64's, an Inf once rounded back.
     std::vector<at::Tensor> out = run_op(op, known->aten, args, name == "nan_to_num" ? tensors : wide);
+    if (name.rfind("adaptive_max_pool", 0) == 0 && text_arg(args, 2, "return_indices") != "True" && out.size() > 1) out.resize(1);
     TorchCallResult r;
     const TorchBound bound = known->bound;
     if (bound != TorchBound::None && bound != TorchBound::Exact && bound != TorchBound::Rounded) {

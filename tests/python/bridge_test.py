@@ -8,6 +8,7 @@ import copy
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -624,7 +625,22 @@ class AutoPrecision(unittest.TestCase):
         code, out, report = compare_json(self.dump(False), self.dump(True))
         self.assertEqual(code, 0, out)
         self.assertEqual(report["precision"], "bf16 (auto: B's run recorded bf16)", out)
+        # B's outputs record that the run held them in bfloat16 (cast_from): judged at bf16 at
+        # least, even under --precision fp32. Without that record, fp32 judging sees bfloat16
+        # arithmetic.
         code, out, _ = compare_json(self.dump(False), self.dump(True), "--precision", "fp32")
+        self.assertEqual(code, 0, out)
+        bare = os.path.join(self.tmp.name, "autocast-without-cast_from")
+        if not os.path.exists(bare):
+            shutil.copytree(self.dump(True), bare)
+            with open(os.path.join(bare, "manifest.json")) as f:
+                manifest = json.load(f)
+            for layer in manifest["layers"]:
+                for t in layer["outputs"]:
+                    t.pop("cast_from", None)
+            with open(os.path.join(bare, "manifest.json"), "w") as f:
+                json.dump(manifest, f)
+        code, out, _ = compare_json(self.dump(False), bare, "--precision", "fp32")
         self.assertNotEqual(code, 0, "fp32 judging must see bfloat16 arithmetic\n" + out)
 
     def test_a_defect_on_either_side_is_named_there(self):

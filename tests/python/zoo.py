@@ -160,6 +160,27 @@ def scores():
         ("", "norm", "norm")]
 
 
+class Pools(torch.nn.Module):
+    """Pools and resizes spelled as users spell them: an adaptive max pool to an int size,
+    nearest-exact upsampling, and torch.linalg.norm."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        a = torch.nn.functional.adaptive_max_pool2d(self.conv(x), 5)
+        b = torch.nn.Upsample(scale_factor=2, mode="nearest-exact")(a)
+        return a.sum() + b.sum() + torch.linalg.norm(b, dim=-1).sum()
+
+
+def pools():
+    torch.manual_seed(0)
+    return Pools().eval(), _seeded((1, 3, 17, 17)), None, [
+        ("", "adaptive_max_pool2d", "adaptive_max_pool2d"), ("", "_upsample_nearest_exact2d", "upsample_nearest_exact2d"),
+        ("", "linalg_norm", "linalg_norm")]
+
+
 def deeplabv3():
     torch.manual_seed(0)
     m = torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(weights=None, weights_backbone=None, num_classes=3,
@@ -425,7 +446,7 @@ def moments():
 
 
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
-          "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "deeplabv3": deeplabv3, "lraspp": lraspp,
+          "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "pools": pools, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
