@@ -292,8 +292,9 @@ void common_flags(CLI::App* app, Options& o, bool npy) {
   app->add_option("--judge", o.judge, "the backend that runs each differing layer on each side's own inputs")->capture_default_str();
   app->add_option("--precision", o.precision,
                   "judge float outputs against fp32, tf32, fp16 or bf16 arithmetic; auto: the coarser of what the two runs "
-                  "recorded (parity_torch records the model's dtypes, autocast and TF32), fp32 where none; float16 dumps are "
-                  "judged as fp16 at least")
+                  "recorded (parity_torch records the model's dtypes, autocast and TF32), fp32 where none; float16 outputs, and "
+                  "outputs a run held in float16 or bfloat16 before writing them wider (cast_from), are judged at that "
+                  "precision at least")
       ->capture_default_str();
   app->add_flag("--timing", o.timing, "print on stderr where the time went: the element-wise pass and the local checks, by op");
   app->add_flag("--failed", o.failed, "table rows only for layers that did not pass (the summary still counts every layer)");
