@@ -7,14 +7,29 @@
 
 namespace parity {
 
+namespace {
+// The precision the layer's kernels ran at, at least: `p`, or the half type either side held
+// its outputs in (cast_from: a reduced-precision block of a float32 model takes its weights rounded).
+Precision layer_precision(Precision p, const DumpLayer& la, const DumpLayer& lb) {
+  for (const DumpLayer* l : {&la, &lb}) {
+    for (const DumpTensorInfo& t : l->outputs) {
+      if (t.cast_from == "bfloat16") p = coarser(p, Precision::Bf16);
+      if (t.cast_from == "float16") p = coarser(p, Precision::Fp16);
+    }
+  }
+  return p;
+}
+}  // namespace
+
 std::string InputChecks::given_input_difference(const DumpLayer& la, const DumpLayer& lb, std::vector<std::string>& rounded) const {
+  const Precision precision = layer_precision(precision_, la, lb);
   for (const DumpTensorInfo& a_in : la.inputs) {
     const DumpTensorInfo* b_in = lb.input_named(a_in.role);
     if (!b_in) continue;
     const DumpTensorInfo &ta = excuses_.through_casts(p_, 0, a_in), &tb = excuses_.through_casts(p_, 1, *b_in);
     if (!ta.source.empty() || !tb.source.empty()) continue;  // a layer produced it
     if (ta.dtype == tb.dtype && ta.shape == tb.shape && p_.a.hash_of(ta) == p_.b.hash_of(tb)) continue;
-    if (rounded_by_precision(ta, tb)) {
+    if (rounded_by_precision(ta, tb, precision)) {
       rounded.push_back(a_in.role);
       continue;
     }
@@ -26,11 +41,11 @@ std::string InputChecks::given_input_difference(const DumpLayer& la, const DumpL
 // Under a reduced precision (--precision fp16, bf16, tf32), a reduced-precision run takes the
 // image and the weights rounded to it: a given input whose one side is the other's value rounded
 // so, element for element.
-bool InputChecks::rounded_by_precision(const DumpTensorInfo& ta, const DumpTensorInfo& tb) const {
-  if (precision_ == Precision::Fp32 || ta.shape != tb.shape || !narrow_float(ta) || !narrow_float(tb)) return false;
+bool InputChecks::rounded_by_precision(const DumpTensorInfo& ta, const DumpTensorInfo& tb, Precision precision) const {
+  if (precision == Precision::Fp32 || ta.shape != tb.shape || !narrow_float(ta) || !narrow_float(tb)) return false;
   const Tensor x = p_.a.view(ta), y = p_.b.view(tb);
   // Which side is the coarse one is the data's to say: try each.
-  if (is_rounded(x, y, precision_) || is_rounded(y, x, precision_)) return true;
+  if (is_rounded(x, y, precision) || is_rounded(y, x, precision)) return true;
   const auto half = [](const std::optional<Precision>& p) { return p == Precision::Fp16 || p == Precision::Bf16; };
   return half(runs_[0]) && half(runs_[1]) && runs_[0] != runs_[1] && is_co_rounded(x, *runs_[0], y, *runs_[1]);
 }
@@ -97,6 +112,20 @@ std::string InputChecks::inconsistent_input(const DumpLayer& la, const DumpLayer
       if (from_a.empty() || from_b.empty() || (from_a == from_b && ta.shape == tb.shape)) continue;
       return "input " + ta.role + " takes other elements of " + ta.source + ": A through " + via_text(ta.via) + ", B through " +
              via_text(tb.via) + ": the view or copy between them differs (the model code)";
+    }
+    // One side's chain, checked against its own producer, takes every element in place (a cast,
+    // x.bfloat16() in a reduced-precision block), the other side's input is that producer's output
+    // as is: the same elements, one of them rounded.
+    const bool a_whole = !ta.via.empty() && !tb.derived, b_whole = !tb.via.empty() && !ta.derived;
+    if (a_whole || b_whole) {
+      const DumpTensorInfo* p = source_output(a_whole ? 0 : 1, a_whole ? ta : tb);
+      const std::vector<ViaStep>& via = a_whole ? ta.via : tb.via;
+      if (p && p->shape == ta.shape && p->shape == tb.shape) {
+        const std::vector<int64_t> from = via_sources(p->shape, via);
+        bool in_place = !from.empty();
+        for (size_t i = 0; i < from.size() && in_place; ++i) in_place = from[i] == int64_t(i);
+        if (in_place) continue;
+      }
     }
     if (flow.differs(0, ta.source_layer) || flow.differs(1, tb.source_layer)) continue;
     const std::string what = "input " + ta.role + " differs though its producer " + ta.source + " agrees";

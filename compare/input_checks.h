@@ -41,7 +41,7 @@ class InputChecks {
 
  private:
   const DumpTensorInfo* source_output(int side, const DumpTensorInfo& t) const;
-  bool rounded_by_precision(const DumpTensorInfo& ta, const DumpTensorInfo& tb) const;
+  bool rounded_by_precision(const DumpTensorInfo& ta, const DumpTensorInfo& tb, Precision precision) const;
 
   const DumpPair& p_;
   const OneSidedExcuses& excuses_;

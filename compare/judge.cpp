@@ -247,7 +247,12 @@ class LayerJudge {
     const bool half = how.profile == Precision::Fp16 || how.profile == Precision::Bf16;
     how.exact_inputs = run.cpu && half;
     how.strided_inputs = (k == 0 ? a_ : b_).strided_inputs, how.first_input_rank = (k == 0 ? a_ : b_).first_input_rank;
-    if (how.exact_inputs && run.autocast) how.autocast_to = how.profile == Precision::Fp16 ? HalfType::Fp16 : HalfType::Bf16;
+    // Under autocast, or where the side's outputs say its kernel computed in a half type while the
+    // run's own is float32 (autocast entered inside forward), autocast's calls round their inputs
+    // first; a half model's inputs are rounded already, so rounding them again changes nothing.
+    const LayerSide& side = k == 0 ? a_ : b_;
+    const bool half_outputs = side.computed_in == Precision::Fp16 || side.computed_in == Precision::Bf16;
+    if (how.exact_inputs && (run.autocast || half_outputs)) how.autocast_to = how.profile == Precision::Fp16 ? HalfType::Fp16 : HalfType::Bf16;
     return how;
   }
 

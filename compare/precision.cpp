@@ -86,8 +86,8 @@ namespace {
 double half_ulp(double v, Precision p) {
   const int bits = p == Precision::Fp16 ? 10 : p == Precision::Bf16 ? 7 : p == Precision::Tf32 ? 10 : 23;
   const int min_exp = p == Precision::Fp16 ? -14 : -126;
-  int e = 0;
-  std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1): its leading bit is 2^(e-1)
+  int e = min_exp + 1;  // 0: the subnormal step
+  if (v != 0) std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1): its leading bit is 2^(e-1)
   return std::ldexp(0.5, std::max(e - 1, min_exp) - bits);
 }
 }  // namespace

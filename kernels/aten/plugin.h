@@ -26,7 +26,7 @@ struct TorchCallResult {
 // The plugin's entry points, one typed table it exports as `parity_aten_plugin` and the loader
 // finds once: a signature that drifts is a compile error in the plugin (aten/ops.cpp fills the
 // table), a plugin of another version is refused by name, never called.
-constexpr int kAtenPluginVersion = 2;
+constexpr int kAtenPluginVersion = 3;  // 3: TorchBound gained log_softmax, logsumexp, cosine
 struct AtenPlugin {
   int version;
   // The `aten` backend's ops, by op name; the `aten:cuda*` ones (cudnn 1 or 0); why LibTorch

@@ -656,6 +656,11 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
   if (name == "norm") {
     Operand* p = args.keywords.count("p") ? &args.keywords["p"] : args.positional.size() > 1 ? &args.positional[1] : nullptr;
     if (p && !p->tensor && (p->text == "'fro'" || p->text == "\"fro\"")) p->text = "2";
+    // dim=None (x.norm(), every element): the overload without a dim, which takes no keepdim.
+    if (const auto it = args.keywords.find("dim"); it != args.keywords.end() && it->second.text == "None") {
+      args.keywords.erase(it);
+      if (const auto kd = args.keywords.find("keepdim"); kd != args.keywords.end() && kd->second.text == "False") args.keywords.erase(kd);
+    }
   }
   return aten_call(op.c_str(), [&] {
     aten_threads();
@@ -667,10 +672,10 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
       if (a.is_floating_point() && !floating) floating = a.scalar_type();
       wide.push_back(a.is_floating_point() ? a.to(at::kDouble) : a);
     }
-    // nan_to_num picks values in its own type (its default for Inf is that type's largest): a
-    // float64 run would give float64's, an Inf once rounded back.
-    std::vector<at::Tensor> out = run_op(op, known->aten, args, name == "nan_to_num" ? tensors : wide);
-    if (name.rfind("adaptive_max_pool", 0) == 0 && text_arg(args, 2, "return_indices") != "True" && out.size() > 1) out.resize(1);
+    std::vector<at::Tensor> out = run_op(op, known->aten, args, wide);
+    // F.adaptive_max_pool2d(x, size) returns the values; its operator, the indices too (a call
+    // with return_indices=True is recorded as adaptive_max_pool2d_with_indices).
+    if (name.rfind("adaptive_max_pool", 0) == 0 && name.find("with_indices") == std::string::npos && out.size() > 1) out.resize(1);
     TorchCallResult r;
     const TorchBound bound = known->bound;
     if (bound != TorchBound::None && bound != TorchBound::Exact && bound != TorchBound::Rounded) {
@@ -696,24 +701,34 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           S = y.abs();
         } else if (bound == TorchBound::LogSoftmax || bound == TorchBound::LogSumExp || bound == TorchBound::Cosine) {
           // Over a dim of K: log_softmax's y = x - m - log(sum exp(x - m)) is off by a few
-          // roundings of |y| (|x - m| <= |y|) and K of the log's sum (absolute); logsumexp's by
-          // those of |y| and |m| <= |y| + log K; cosine similarity's (a dot product over two norms)
-          // by K + 4 roundings of at most 1 (Cauchy-Schwarz) and of |y|. Input rounding: the
-          // nudged re-run (torch_call_rounding) allows for it.
+          // roundings of |y| (|x - m| <= |y|) and K of the log's sum (absolute), and by one of
+          // |x| + max |x| where its inputs were rounded (a float64 run written as float32: the
+          // nudged re-run moves them all at once, which log_softmax does not see); logsumexp's by
+          // those of |y| and |m| <= |y| + log K; cosine similarity's (a dot product over two
+          // norms) by K + 4 roundings of at most 1 (Cauchy-Schwarz) and of |y|.
           int64_t n = 1;  // the terms each output element reduces over
+          at::Tensor rounding;  // log_softmax: what its inputs' rounding moves it by, in units of u, over K + 2
           if (bound == TorchBound::LogSoftmax) {
             const std::string dim = text_arg(args, 1, "dim");
             const at::Tensor& x = wide.at(0);
             const int64_t d = integral_text(dim) ? std::stoll(dim) : x.dim();
-            if (d < -x.dim() || d >= x.dim()) throw Error(name + "'s dim is not recorded");
-            n = x.dim() == 0 ? 1 : x.size(d);
-          } else {  // a reduction (over several dims, broadcast inputs): the largest input per output element
-            int64_t most = 1;
-            for (const at::Tensor& t : wide) most = std::max<int64_t>(most, t.is_floating_point() ? t.numel() : 1);
-            n = std::max<int64_t>(1, most / std::max<int64_t>(1, y.numel()));
+            if (x.dim() == 0 || d < -x.dim() || d >= x.dim()) throw Error(name + "'s dim is not recorded");
+            n = x.size(d);
+            rounding = (x.abs() + std::get<0>(x.abs().max(d, true))) / double(n + 4);
+          } else if (bound == TorchBound::Cosine) {  // the broadcast inputs' size along dim
+            const std::string dim = text_arg(args, 2, "dim");
+            const int64_t rank = y.dim() + 1, d0 = dim.empty() ? 1 : integral_text(dim) ? std::stoll(dim) : 1;
+            const int64_t d = d0 < 0 ? d0 + rank : d0;
+            for (const at::Tensor& t : wide) {
+              const int64_t at_dim = d - (rank - t.dim());
+              if (t.is_floating_point() && at_dim >= 0 && at_dim < t.dim()) n = std::max<int64_t>(n, t.size(at_dim));
+            }
+          } else {  // logsumexp over one or several dims: input elements per output element
+            n = std::max<int64_t>(1, wide.at(0).numel() / std::max<int64_t>(1, y.numel()));
           }
           K = n + 2;
-          S = y.abs() + 1.0 + (bound == TorchBound::LogSumExp ? std::log(double(std::max<int64_t>(n, 1))) : 0.0);
+          S = y.abs() + 1.0 + (bound == TorchBound::LogSumExp ? std::log(double(n)) : 0.0);
+          if (rounding.defined()) S = S + rounding;
         } else if (bound == TorchBound::LayerNorm) {
           S = layer_norm_sums(args, wide, y, K);
           K += 8;

@@ -147,10 +147,10 @@ class Scores(torch.nn.Module):
         self.logits, self.embed = torch.nn.Linear(32, 64), torch.nn.Linear(32, 64)
 
     def forward(self, x):
-        y, e = self.logits(x) * 4, self.embed(x)
+        y, e = self.logits(x) * 300, self.embed(x)  # logits in the hundreds: their rounding moves log_softmax
         unit = e / e.norm(p="fro", dim=-1, keepdim=True)
         return (torch.nn.functional.log_softmax(y, dim=-1).sum() + torch.logsumexp(y, dim=(1, 2)).sum()
-                + torch.nn.functional.cosine_similarity(y, e, dim=-1).sum() + unit.sum())
+                + torch.nn.functional.cosine_similarity(y, e, dim=-1).sum() + unit.sum() + e.norm())
 
 
 def scores():
@@ -179,6 +179,36 @@ def pools():
     return Pools().eval(), _seeded((1, 3, 17, 17)), None, [
         ("", "adaptive_max_pool2d", "adaptive_max_pool2d"), ("", "_upsample_nearest_exact2d", "upsample_nearest_exact2d"),
         ("", "linalg_norm", "linalg_norm")]
+
+
+class CastBlock(torch.nn.Linear):
+    """A linear that runs in bfloat16 whatever its model's dtype: it casts its input and weights."""
+
+    def forward(self, x):
+        y = torch.nn.functional.linear(x.to(torch.bfloat16), self.weight.to(torch.bfloat16), self.bias.to(torch.bfloat16))
+        return y.to(x.dtype)
+
+
+class Mixed(torch.nn.Module):
+    """Mixed precision written by hand inside a float32 model: autocast entered in forward, and a
+    block that casts its input and weights to bfloat16 itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp, self.auto, self.out = (torch.nn.Linear(32, 32) for _ in range(3))
+        self.cast = CastBlock(32, 32)
+
+    def forward(self, x):
+        x = torch.relu(self.inp(x))
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            x = torch.relu(self.auto(x)).float()
+        return self.out(self.cast(x))
+
+
+def mixed():
+    torch.manual_seed(0)
+    return Mixed().eval(), torch.randn(2, 8, 32, generator=torch.Generator().manual_seed(1)), None, [
+        ("auto", None, "auto"), ("cast", "linear", "cast"), ("out", None, "out")]
 
 
 def deeplabv3():
@@ -446,7 +476,7 @@ def moments():
 
 
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
-          "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "pools": pools, "deeplabv3": deeplabv3, "lraspp": lraspp,
+          "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "pools": pools, "mixed": mixed, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
