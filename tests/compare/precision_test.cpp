@@ -253,6 +253,11 @@ TEST(Precision, CoRoundedValuesOfTwoHalfTypes) {
   std::frexp(w, &e);
   w += float(std::ldexp(2.0, e - 1 - 7));  // two bfloat16 units up
   EXPECT_FALSE(is_co_rounded(f16, Precision::Fp16, off, Precision::Bf16));
+  // A weight zeroed on one side is no rounding of 0.0019 (zero's half unit is the subnormal step).
+  Tensor zeroed = bf16.clone();
+  zeroed.mutable_data<float>()[1265] = 0;
+  f16.mutable_data<float>()[1265] = half_to_float(float_to_half(0.0019f));
+  EXPECT_FALSE(is_co_rounded(f16, Precision::Fp16, zeroed, Precision::Bf16));
 }
 
 }  // namespace
