@@ -123,11 +123,12 @@ class Packed(torch.nn.Module):
 
     def __init__(self):
         super().__init__()
+        self.pre = torch.nn.Linear(8, 8)
         self.rnn = torch.nn.LSTM(8, 16, batch_first=True, bidirectional=True)
         self.head = torch.nn.Linear(32, 3)
 
     def forward(self, x):
-        packed = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor([5, 3, 2]), batch_first=True)
+        packed = torch.nn.utils.rnn.pack_padded_sequence(self.pre(x), torch.tensor([5, 3, 2]), batch_first=True)
         y, _ = torch.nn.utils.rnn.pad_packed_sequence(self.rnn(packed)[0], batch_first=True)
         return self.head(y)
 
@@ -135,7 +136,7 @@ class Packed(torch.nn.Module):
 def packed():
     torch.manual_seed(0)
     return Packed().eval(), torch.randn(3, 5, 8, generator=torch.Generator().manual_seed(1)), None, [
-        ("head", None, "head")]
+        ("", "_pack_padded_sequence", "pack_padded_sequence"), ("head", None, "head")]
 
 
 class Scores(torch.nn.Module):
