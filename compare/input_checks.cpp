@@ -2,27 +2,16 @@
 
 #include <algorithm>
 
+#include "compare/layer_sides.h"
 #include "compare/tolerance.h"
 #include "compare/view_chain.h"
 
 namespace parity {
 
-namespace {
-// The precision the layer's kernels ran at, at least: `p`, or the half type either side held
-// its outputs in (cast_from: a reduced-precision block of a float32 model takes its weights rounded).
-Precision layer_precision(Precision p, const DumpLayer& la, const DumpLayer& lb) {
-  for (const DumpLayer* l : {&la, &lb}) {
-    for (const DumpTensorInfo& t : l->outputs) {
-      if (t.cast_from == "bfloat16") p = coarser(p, Precision::Bf16);
-      if (t.cast_from == "float16") p = coarser(p, Precision::Fp16);
-    }
-  }
-  return p;
-}
-}  // namespace
-
 std::string InputChecks::given_input_difference(const DumpLayer& la, const DumpLayer& lb, std::vector<std::string>& rounded) const {
-  const Precision precision = layer_precision(precision_, la, lb);
+  // At the precision either side's kernel ran at, at least: a reduced-precision block of a float32
+  // model takes its weights rounded.
+  const Precision precision = coarser(coarser(precision_, computed_in(la)), computed_in(lb));
   for (const DumpTensorInfo& a_in : la.inputs) {
     const DumpTensorInfo* b_in = lb.input_named(a_in.role);
     if (!b_in) continue;
@@ -46,8 +35,8 @@ bool InputChecks::rounded_by_precision(const DumpTensorInfo& ta, const DumpTenso
   const Tensor x = p_.a.view(ta), y = p_.b.view(tb);
   // Which side is the coarse one is the data's to say: try each.
   if (is_rounded(x, y, precision) || is_rounded(y, x, precision)) return true;
-  const auto half = [](const std::optional<Precision>& p) { return p == Precision::Fp16 || p == Precision::Bf16; };
-  return half(runs_[0]) && half(runs_[1]) && runs_[0] != runs_[1] && is_co_rounded(x, *runs_[0], y, *runs_[1]);
+  return runs_[0] && runs_[1] && is_half(*runs_[0]) && is_half(*runs_[1]) && runs_[0] != runs_[1] &&
+         is_co_rounded(x, *runs_[0], y, *runs_[1]);
 }
 
 std::string InputChecks::rewired_input(const DumpLayer& la, const DumpLayer& lb) const {

@@ -243,16 +243,16 @@ class LayerJudge {
     how.profile = v_.profile;
     const SideRun& run = o_.runs[k];
     if (!run.precision) return how;
-    how.profile = coarsened(*run.precision, k == 0 ? call_a_ : call_b_, k == 0 ? a_ : b_);
-    const bool half = how.profile == Precision::Fp16 || how.profile == Precision::Bf16;
-    how.exact_inputs = run.cpu && half;
-    how.strided_inputs = (k == 0 ? a_ : b_).strided_inputs, how.first_input_rank = (k == 0 ? a_ : b_).first_input_rank;
+    const LayerSide& side = k == 0 ? a_ : b_;
+    how.profile = coarsened(*run.precision, k == 0 ? call_a_ : call_b_, side);
+    how.exact_inputs = run.cpu && is_half(how.profile);
+    how.strided_inputs = side.strided_inputs, how.first_input_rank = side.first_input_rank;
     // Under autocast, or where the side's outputs say its kernel computed in a half type while the
     // run's own is float32 (autocast entered inside forward), autocast's calls round their inputs
     // first; a half model's inputs are rounded already, so rounding them again changes nothing.
-    const LayerSide& side = k == 0 ? a_ : b_;
-    const bool half_outputs = side.computed_in == Precision::Fp16 || side.computed_in == Precision::Bf16;
-    if (how.exact_inputs && (run.autocast || half_outputs)) how.autocast_to = how.profile == Precision::Fp16 ? HalfType::Fp16 : HalfType::Bf16;
+    if (how.exact_inputs && (run.autocast || is_half(side.computed_in))) {
+      how.autocast_to = how.profile == Precision::Fp16 ? HalfType::Fp16 : HalfType::Bf16;
+    }
     return how;
   }
 
@@ -335,8 +335,7 @@ class LayerJudge {
   // for local checks once an element uses an eighth of that bound, and each side is then judged
   // on its own inputs (LocalCheck), where no such allowance is needed on the CPU.
   static Tolerance local_checks_sooner(Tolerance tol, const Call* call, size_t k, Precision profile) {
-    const bool half = profile == Precision::Fp16 || profile == Precision::Bf16;
-    if (!half || !call || !call->traits().dot_products || k != 0 || !tol.bound) return tol;
+    if (!is_half(profile) || !call || !call->traits().dot_products || k != 0 || !tol.bound) return tol;
     tol.bound_share = 1.0 / 8;
     const std::function<double(int64_t)> full = tol.bound;
     tol.bound = [full](int64_t i) { return full(i) / 8; };

@@ -19,20 +19,24 @@ bool takes_no_tensor(const DumpLayer& l) {
   return l.inputs.empty() && l.op.rfind("torch.", 0) == 0 && !std::regex_search(l.line, tensor_field);
 }
 
-}  // namespace
-
-namespace {
 // What the recording says of how a side's kernel ran: its inputs' layout, the type it computed in
 // (LayerSide).
 void note_layout(const DumpLayer& l, LayerSide& s) {
   s.strided_inputs = std::any_of(l.inputs.begin(), l.inputs.end(), [](const DumpTensorInfo& t) { return t.strided; });
   s.first_input_rank = l.inputs.empty() ? 0 : l.inputs[0].shape.size();
-  for (const DumpTensorInfo& t : l.outputs) {
-    if (t.cast_from == "bfloat16") s.computed_in = coarser(s.computed_in, Precision::Bf16);
-    if (t.cast_from == "float16") s.computed_in = coarser(s.computed_in, Precision::Fp16);
-  }
+  s.computed_in = computed_in(l);
 }
+
 }  // namespace
+
+Precision computed_in(const DumpLayer& l) {
+  Precision p = Precision::Fp32;
+  for (const DumpTensorInfo& t : l.outputs) {
+    if (t.cast_from == "bfloat16") p = coarser(p, Precision::Bf16);
+    if (t.cast_from == "float16") p = coarser(p, Precision::Fp16);
+  }
+  return p;
+}
 
 LayerSide layer_side(const Dump& d, const DumpLayer& l) {
   LayerSide s;

@@ -56,6 +56,8 @@ Precision coarser(Precision a, Precision b);
 Precision precision_of(DType dtype);
 // The profile of a call's half type (precision=fp16|bf16, kernels/call.h); fp32 for none.
 Precision precision_of(HalfType half);
+// Whether p is a half type's profile (fp16, bf16).
+inline bool is_half(Precision p) { return p == Precision::Fp16 || p == Precision::Bf16; }
 // `coarse` is `fine` element for element, each value as is or rounded to `p` (to nearest even:
 // float16's range and mantissa, bfloat16's 7 or TF32's 10 mantissa bits); false for other counts.
 bool is_rounded(const Tensor& fine, const Tensor& coarse, Precision p);

@@ -223,10 +223,12 @@ void OpFieldReader::finish() const {
   if (!wrong_form_.empty()) throw Error(wrong_form_);
 }
 
-void OpFieldWriter::shape_list(const char* key, const std::vector<Shape>& v) {
+void OpFieldWriter::shape_list(const char* key, const std::vector<Shape>& v) { w_.field(key, shapes_text(v)); }
+
+std::string shapes_text(const std::vector<Shape>& shapes) {
   std::string text;
-  for (const Shape& s : v) text += (text.empty() ? "" : ",") + s.str();
-  w_.field(key, text);
+  for (const Shape& s : shapes) text += (text.empty() ? "" : ",") + s.str();
+  return text;
 }
 
 std::string shortest_double(double v) {

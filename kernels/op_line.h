@@ -68,6 +68,8 @@ class OpLineWriter {
 std::string shortest_double(double v);
 // A pair as a line writes it: "h" when h == w, else "hxw".
 std::string hw_text(int64_t h, int64_t w);
+// A list of shapes as a line writes it: "2x3,2x5".
+std::string shapes_text(const std::vector<Shape>& shapes);
 
 // An op's fields are written once, in line order, in its params struct:
 //   template <class Self, class F> static void fields(Self& p, F& f) {

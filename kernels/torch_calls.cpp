@@ -12,8 +12,8 @@ namespace {
 TorchBound bound_of(const std::string& word, const std::string& row) {
   static const std::map<std::string, TorchBound> m = {
       {"-", TorchBound::None},         {"exact", TorchBound::Exact},          {"rounded", TorchBound::Rounded},
-      {"sum", TorchBound::Sum},        {"softmax", TorchBound::Softmax},
-      {"log_softmax", TorchBound::LogSoftmax}, {"logsumexp", TorchBound::LogSumExp}, {"cosine", TorchBound::Cosine},      {"layer_norm", TorchBound::LayerNorm},
+      {"sum", TorchBound::Sum},        {"softmax", TorchBound::Softmax},      {"log_softmax", TorchBound::LogSoftmax},
+      {"logsumexp", TorchBound::LogSumExp}, {"cosine", TorchBound::Cosine},  {"layer_norm", TorchBound::LayerNorm},
       {"group_norm", TorchBound::GroupNorm}, {"gelu", TorchBound::Gelu},      {"steps", TorchBound::Steps},
       {"moments", TorchBound::Moments}};
   const auto it = m.find(word);

@@ -8,12 +8,6 @@
 namespace parity {
 
 namespace {
-std::string shapes_text(const std::vector<Shape>& xs) {
-  std::string s;
-  for (const Shape& x : xs) s += (s.empty() ? "" : ",") + x.str();
-  return s;
-}
-
 const Shape* first_taking_part(const std::vector<Shape>& xs) {
   for (const Shape& s : xs) {
     if (!CatParams::skipped(s)) return &s;

@@ -6,6 +6,7 @@ import weakref
 import torch
 
 from .provenance import layer_dtype, version_of
+from .views import dtype_name
 from .writer import to_numpy
 
 
@@ -67,8 +68,8 @@ class LayerFiles:
             file = file_for(layer, role)
             self.devices.add(str(o.device))
             entry = {"role": role, "file": file, **self.folder.write(file, to_numpy(o, self.cast))}
-            if o.dtype in (torch.float16, torch.bfloat16) and entry["dtype"] != str(o.dtype).replace("torch.", ""):
-                entry["cast_from"] = str(o.dtype).replace("torch.", "")  # what the kernel computed in, whatever the run's dtype
+            if o.dtype in (torch.float16, torch.bfloat16) and entry["dtype"] != dtype_name(o.dtype):
+                entry["cast_from"] = dtype_name(o.dtype)  # what the kernel computed in, whatever the run's dtype
             layer.outputs.append(entry)
             self.sources.produced(o, layer, role, file)
 

@@ -2,6 +2,8 @@
 (dtypes, autocast, TF32) for `parity compare --precision auto`, and one entry per kept layer."""
 import torch
 
+from .views import dtype_name
+
 VERSION = "0.1.0"
 
 
@@ -93,4 +95,4 @@ def precision(model, devices, autocast, tf32):
 
 
 def param_dtypes(model):
-    return ",".join(sorted({str(p.dtype).replace("torch.", "") for p in model.parameters()})) or "none"
+    return ",".join(sorted({dtype_name(p.dtype) for p in model.parameters()})) or "none"

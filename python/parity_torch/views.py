@@ -25,7 +25,8 @@ def _geometry(t):
     return list(t.shape), list(t.stride()), t.storage_offset()
 
 
-def _dtype_name(dtype):
+def dtype_name(dtype):
+    """torch.bfloat16 -> "bfloat16"."""
     return str(dtype).replace("torch.", "")
 
 
@@ -89,7 +90,7 @@ class Via:
         """o, a copy of this chain's tensor (cast to o's dtype where it differs): o is the new root."""
         step = {"op": text}
         if o.dtype != self.dtype:
-            step["cast"] = _dtype_name(o.dtype)
+            step["cast"] = dtype_name(o.dtype)
         steps = self.steps + [step]
         ptr = storage_ptr(o)
         return Via(steps, len(steps), _geometry(o), ptr, o.dtype, writes.get(ptr, 0)) if self.valid(writes) else None

@@ -759,7 +759,11 @@ class LinearLayouts(unittest.TestCase):
     input-rounding allowance (the recorder marks a strided input `strided`): both correct runs pass
     (both failed before), and a wrong element in that linear is still named on its side."""
 
-    class WrongLast(WideDotProducts.Wrong):  # the last linear call of the model: the head
+    class WrongLast(WideDotProducts.Wrong):  # the linear call after `skip` others: the head
+        def __init__(self, skip):
+            super().__init__("linear")
+            self.skip = skip
+
         def __torch_function__(self, func, types, args=(), kwargs=None):
             if getattr(func, "__name__", "") == "linear" and self.skip > 0:
                 self.skip -= 1
@@ -787,8 +791,7 @@ class LinearLayouts(unittest.TestCase):
             with contextlib.ExitStack() as stack:
                 stack.enter_context(torch.no_grad())
                 if defect:
-                    wrong = stack.enter_context(self.WrongLast("linear"))
-                    wrong.skip = earlier_linears
+                    stack.enter_context(self.WrongLast(earlier_linears))
                 stack.enter_context(torch.autocast("cpu", dtype=torch.bfloat16, enabled=regime == "autocast"))
                 stack.enter_context(parity_torch.dump(path, model, dtype=torch.float32))
                 model(x.to(dtype))
