@@ -43,6 +43,10 @@ class Recorder:
     def __init__(self, out_dir, model, inputs, layers, calls, force, name, dtype):
         if not isinstance(model, torch.nn.Module):
             raise TypeError("parity_torch: dump: model must be a torch.nn.Module")
+        if isinstance(model, torch.jit.ScriptModule):
+            # Its graph runs in C++: no hook or torch function mode sees a call inside it.
+            raise TypeError("parity_torch: dump: the model is TorchScript (torch.jit.trace or torch.jit.script), whose "
+                            "calls run without Python and cannot be recorded; pass the nn.Module it was made from")
         if isinstance(calls, int):
             if calls < 1:
                 raise ValueError("parity_torch: dump: calls must be at least 1")

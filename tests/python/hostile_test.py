@@ -375,6 +375,15 @@ class Hostile(unittest.TestCase):
         for e in caught:
             self.assertParityPrefix(e)
 
+    # 10. A traced model runs its graph in C++: refused at once, saying so, before any file is made.
+    def test_torchscript_model_is_refused(self):
+        traced = torch.jit.trace(self.model, torch.ones(1, 3, 8, 8))
+        with self.assertRaises(TypeError) as c:
+            parity_torch.dump(self.path("traced"), traced)
+        self.assertParityPrefix(c.exception)
+        self.assertIn("TorchScript", str(c.exception))
+        self.assertFalse(os.path.exists(self.path("traced")))
+
 
 
 class Inverted(torch.nn.Module):
