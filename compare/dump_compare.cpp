@@ -57,7 +57,7 @@ bool steering_difference(const DumpLayer& l, const LayerVerdict& v) {
 // (which decides origins and propagation): the verdict, and an input given that differs.
 struct PairWork {
   int64_t ib = -1;
-  bool same_inputs = false;
+  std::optional<bool> same_inputs;  // asked when the judge needs it (compare_layer_outputs says when)
   std::string input_finding;
   std::vector<std::string> rounded_inputs;  // given inputs one side took rounded to --precision
   LayerVerdict verdict;
@@ -92,6 +92,14 @@ std::map<int64_t, PairWork> judge_pairs(const DumpPair& p, const InputChecks& in
       }
     });
   };
+  // Whether both sides' inputs hold the same bytes, worked out once per pair on first asking: by
+  // the local checks, most inputs' hashes are known from their producers' streams.
+  const auto same_inputs = [&inputs](const DumpLayer& la, const DumpLayer& lb, PairWork& w) -> std::function<bool()> {
+    return [&inputs, &la, &lb, &w] {
+      if (!w.same_inputs) w.same_inputs = inputs.same_input_bytes(la, lb);
+      return *w.same_inputs;
+    };
+  };
   Stopwatch elementwise;
   each(judged, [&](const DumpLayer& la, const DumpLayer& lb, PairWork& w) {
     // Every input entry is checked against its file's bytes before the pass is over, most of
@@ -99,9 +107,8 @@ std::map<int64_t, PairWork> judge_pairs(const DumpPair& p, const InputChecks& in
     for (const DumpTensorInfo& t : la.inputs) a.check_later(t);
     for (const DumpTensorInfo& t : lb.inputs) b.check_later(t);
     w.input_finding = inputs.given_input_difference(la, lb, w.rounded_inputs);
-    w.same_inputs = inputs.same_input_bytes(la, lb);
     const auto [sa, sb] = layer_sides(a, la, b, lb, true);
-    w.verdict = compare_layer_outputs(la.name, sa, sb, w.same_inputs, o);
+    w.verdict = compare_layer_outputs(la.name, sa, sb, same_inputs(la, lb, w), o);
   });
   // The inputs (some of whose elements the pass read) are checked before anything is reported
   // or judged further.
@@ -114,7 +121,7 @@ std::map<int64_t, PairWork> judge_pairs(const DumpPair& p, const InputChecks& in
   Stopwatch local;
   each(differing, [&](const DumpLayer& la, const DumpLayer& lb, PairWork& w) {
     const auto [sa, sb] = layer_sides(a, la, b, lb, false);
-    check_layer_locally(la.name, sa, sb, w.same_inputs, o, w.verdict);
+    check_layer_locally(la.name, sa, sb, same_inputs(la, lb, w), o, w.verdict);
   });
   timing.local_s = local.seconds();
   timing.judged = int64_t(judged.size());

@@ -164,7 +164,7 @@ std::string read_op(const std::string& line) { return line.substr(0, line.find('
 
 class LayerJudge {
  public:
-  LayerJudge(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o)
+  LayerJudge(const std::string& name, const LayerSide& a, const LayerSide& b, const std::function<bool()>& same_inputs, const JudgeOptions& o)
       : name_(name), a_(a), b_(b), same_inputs_(same_inputs), o_(o), call_a_(read_call(a)), call_b_(read_call(b)) {}
 
   // The element-wise pass: v.differs says whether local checks are due.
@@ -201,7 +201,7 @@ class LayerJudge {
     v_.a = LocalCheck(name_, o_, how_a, call_a_).run(a_, "A", bool(a_.inputs), inputs_of_a(), judged_a);
     std::optional<TorchCallResult> judged_b;
     const LocalCheck local_b(name_, o_, how_b, call_b_);
-    if (same_inputs_ && a_.inputs) {
+    if (a_.inputs && same_inputs()) {
       // The same call on the same bytes, judged alike: the judge (deterministic) gives the same answer.
       if (a_.line == b_.line && how_a == how_b) judged_b = judged_a;
       v_.b = local_b.run(b_, "B", true, inputs_of_a(), judged_b);
@@ -402,7 +402,7 @@ class LayerJudge {
   }
 
   const std::vector<Tensor>& inputs_of_b() {
-    if (same_inputs_) return inputs_of_a();
+    if (same_inputs()) return inputs_of_a();
     if (!b_inputs_ && b_.inputs) b_inputs_ = float32_inputs(b_.inputs());
     if (!b_inputs_) b_inputs_.emplace();
     return *b_inputs_;
@@ -440,9 +440,15 @@ class LayerJudge {
     }
   }
 
+  bool same_inputs() {
+    if (!same_inputs_known_) same_inputs_known_ = same_inputs_();
+    return *same_inputs_known_;
+  }
+
   const std::string& name_;
   const LayerSide &a_, &b_;
-  bool same_inputs_;
+  const std::function<bool()>& same_inputs_;
+  std::optional<bool> same_inputs_known_;
   const JudgeOptions& o_;
   const ReadCall call_a_, call_b_;
   LayerVerdict v_;
@@ -455,19 +461,20 @@ class LayerJudge {
 
 LayerVerdict judge_layer(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs,
                          const JudgeOptions& o) {
-  LayerJudge judge(name, a, b, same_inputs, o);  // one judge for both steps: inputs are loaded once
+  const std::function<bool()> given = [same_inputs] { return same_inputs; };
+  LayerJudge judge(name, a, b, given, o);  // one judge for both steps: inputs are loaded once
   LayerVerdict v = judge.compare();
   if (v.differs) judge.check(v);
   return v;
 }
 
-LayerVerdict compare_layer_outputs(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs,
-                                   const JudgeOptions& o) {
+LayerVerdict compare_layer_outputs(const std::string& name, const LayerSide& a, const LayerSide& b,
+                                   const std::function<bool()>& same_inputs, const JudgeOptions& o) {
   return LayerJudge(name, a, b, same_inputs, o).compare();
 }
 
-void check_layer_locally(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o,
-                         LayerVerdict& v) {
+void check_layer_locally(const std::string& name, const LayerSide& a, const LayerSide& b, const std::function<bool()>& same_inputs,
+                         const JudgeOptions& o, LayerVerdict& v) {
   LayerJudge(name, a, b, same_inputs, o).check(v);
 }
 

@@ -164,9 +164,11 @@ LayerVerdict judge_layer(const std::string& name, const LayerSide& a, const Laye
 // layer's element-wise pass, then the local checks of the layers that need them). The first
 // leaves `differs` set, and the first difference as the reason, when local checks are due; the
 // second completes such a verdict on the same sides (loaded again: nothing is kept between).
-LayerVerdict compare_layer_outputs(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs,
-                                   const JudgeOptions& o);
-void check_layer_locally(const std::string& name, const LayerSide& a, const LayerSide& b, bool same_inputs, const JudgeOptions& o,
-                         LayerVerdict& v);
+// `same_inputs` is asked only where the answer is used (a dot product's figures, a local check):
+// hashing inputs a layer's pass does not read would read their files once more.
+LayerVerdict compare_layer_outputs(const std::string& name, const LayerSide& a, const LayerSide& b,
+                                   const std::function<bool()>& same_inputs, const JudgeOptions& o);
+void check_layer_locally(const std::string& name, const LayerSide& a, const LayerSide& b, const std::function<bool()>& same_inputs,
+                         const JudgeOptions& o, LayerVerdict& v);
 
 }  // namespace parity

@@ -80,21 +80,27 @@ StoredOutput stored_output(const Dump& d, const DumpTensorInfo& t, const Tensor&
 // be compared: float outputs of one dtype and shape are streamed by the judge (each byte read
 // once, in place from a mapping of the file, hashed as it passes); outputs of another shape
 // differ in structure, which the pass sees without reading them (two float dtypes of one shape
-// are compared, widened; the local checks read them whole). A local check streams a float
-// output against the judge's (each side on its own). Other outputs are read whole once where
-// their bytes differ; otherwise both are hashed first, and read only if they differ after all
-// (a manifest that lies), the same bytes only mapped, for the few elements the mistrust scan
-// reads. Either way identity comes from hashes of the bytes.
+// are compared, widened; the local checks read them whole). Where a side records no hash (a
+// parity_torch dump), float outputs of one dtype and shape are streamed too: hashing both first
+// would read each twice, and the stream's own hashes say whether they were identical. A local
+// check streams a float output against the judge's (each side on its own). Other outputs are
+// read whole once where their bytes differ; otherwise both are hashed first, and read only if
+// they differ after all (a manifest that lies), the same bytes only mapped, for the few elements
+// the mistrust scan reads. Either way identity comes from hashes of the bytes.
 enum class Reading { Streamed, Unread, Other };
 
-// `recorded_differ`: both outputs have recorded hashes of the current algorithm, and they differ.
-Reading reading_of(const DumpTensorInfo& t, const DumpTensorInfo& ta, const DumpTensorInfo& tb, bool stream, bool recorded_differ) {
+// `recorded_differ`: both outputs have recorded hashes of the current algorithm, and they differ;
+// `unrecorded`: a side records no hash for it.
+Reading reading_of(const DumpTensorInfo& t, const DumpTensorInfo& ta, const DumpTensorInfo& tb, bool stream, bool recorded_differ,
+                   bool unrecorded) {
   const std::optional<DType> dtype = dtype_from_name(t.dtype);
   const bool floats = dtype && is_floating(*dtype);
   if (!stream) return floats && !Dump::legacy_hash(t) ? Reading::Streamed : Reading::Other;
+  const bool same_form = ta.shape == tb.shape && ta.dtype == tb.dtype;
+  if (unrecorded && floats && same_form && !Dump::legacy_hash(ta) && !Dump::legacy_hash(tb)) return Reading::Streamed;
   if (!recorded_differ) return Reading::Other;
   if (ta.shape != tb.shape) return Reading::Unread;
-  return floats && ta.dtype == tb.dtype ? Reading::Streamed : Reading::Other;
+  return floats && same_form ? Reading::Streamed : Reading::Other;
 }
 
 // Output k (`t` of dump `d`) onto `side`, read as `how`; `differs()`: whether its bytes differ
@@ -148,8 +154,9 @@ std::pair<LayerSide, LayerSide> layer_sides(const Dump& a, const DumpLayer& la, 
     const auto differs = [&] { return hashes_differ || (ta && tb && a.hash_of(*ta) != b.hash_of(*tb)); };
     for (auto [d, t, side] : {std::tuple{&a, ta, &s.first}, std::tuple{&b, tb, &s.second}}) {
       if (!t) continue;
-      // reading_of reads the other side's fields only where both are present (recorded_differ).
-      add_output(*d, *t, k, reading_of(*t, ta ? *ta : *t, tb ? *tb : *t, stream, recorded_differ), differs, *side);
+      // reading_of reads the other side's fields only where both are present (recorded_differ, unrecorded).
+      const bool unrecorded = ta && tb && (ta->hash.empty() || tb->hash.empty());
+      add_output(*d, *t, k, reading_of(*t, ta ? *ta : *t, tb ? *tb : *t, stream, recorded_differ, unrecorded), differs, *side);
     }
   }
   add_inputs(a, la, stream, s.first);
