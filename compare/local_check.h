@@ -80,6 +80,7 @@ class LocalCheck {
   const ReadCall& read_;
   PrecisionProfile profile_;
   HalfType autocast_to_;
+  double u_sum_ = 0x1p-24;  // what a sum's partial sums are rounded to (half_sum: the side's type)
 };
 
 }  // namespace parity

@@ -54,10 +54,10 @@ Tolerance copy_tolerance(DType dtype, const PrecisionProfile& profile) {
   return t;
 }
 
-double dot_product_bound_scale(int64_t K, const PrecisionProfile& profile) {
+double dot_product_bound_scale(int64_t K, const PrecisionProfile& profile, double u_sum) {
   // Inputs rounded to u_in: each product within (2 u_in + u_in^2) |x w| of the exact one.
   const double u_in = profile.input_bits < 23 ? profile.u_in() : 0.0;
-  return double(K + 2) * kU32 + 2 * u_in + u_in * u_in;
+  return double(K + 2) * u_sum + 2 * u_in + u_in * u_in;
 }
 
 Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::vector<Tensor>& inputs,

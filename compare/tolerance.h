@@ -30,8 +30,9 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
 
 Tolerance default_tolerance(DType dtype);
 // A dot product's per-element bound (conv2d, linear, matmul: sums of K terms) is this times S,
-// the element's sum of |terms| (conv2d: sum |x*w| + |b|).
-double dot_product_bound_scale(int64_t K, const PrecisionProfile& profile);
+// the element's sum of |terms| (conv2d: sum |x*w| + |b|). `u_sum`: the unit roundoff its partial
+// sums are rounded to (float32's, 2^-24, unless a kernel sums in a half type).
+double dot_product_bound_scale(int64_t K, const PrecisionProfile& profile, double u_sum = 0x1p-24);
 // The defaults for a float output under a profile: the dtype's for fp32 and tf32 (TF32 rounds
 // only conv and matmul inputs), torch.testing's float16 and bfloat16 ones for fp16 and bf16.
 Tolerance profile_tolerance(DType dtype, const PrecisionProfile& profile);

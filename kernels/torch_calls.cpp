@@ -27,7 +27,8 @@ void set_flag(TorchCall& c, const std::string& flag, const std::string& row) {
       {"composite", &TorchCall::composite}, {"copy", &TorchCall::copy},         {"cast", &TorchCall::cast},
       {"fills", &TorchCall::fills},         {"uninitialised", &TorchCall::uninitialised}, {"tied", &TorchCall::tied},
       {"arithmetic", &TorchCall::arithmetic}, {"reflected", &TorchCall::reflected}, {"samples", &TorchCall::samples},
-      {"lowp", &TorchCall::lowp}, {"fp32_sum", &TorchCall::fp32_sum}, {"bias_after", &TorchCall::bias_after}};
+      {"lowp", &TorchCall::lowp}, {"fp32_sum", &TorchCall::fp32_sum}, {"bias_after", &TorchCall::bias_after},
+      {"half_sum", &TorchCall::half_sum}};
   const auto it = flags.find(flag);
   if (it == flags.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown flag \"" + flag + "\"");
   c.*(it->second) = true;

@@ -13,7 +13,10 @@
 #include <ATen/ops/log.h>
 #include <ATen/ops/clamp_min.h>
 #include <ATen/ops/max.h>
+#include <ATen/ops/max_pool1d.h>
 #include <ATen/ops/max_pool2d.h>
+#include <ATen/ops/max_pool3d.h>
+#include <ATen/ops/zeros_like.h>
 #include <ATen/ops/maximum.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/nan_to_num.h>
@@ -321,10 +324,57 @@ at::Tensor sample_rounding_allowance(const std::string& line, const std::vector<
   return (out * (reach * (2 * 8 * u)).view({-1, 1, 1, 1})).contiguous();
 }
 
+// Linear, bilinear, trilinear and bicubic interpolation on a half-precision CPU run: PyTorch 1.13
+// works out each output's source position (scale, offset, the fraction between neighbours) in the
+// input's own type, so a position of up to the input's size is off by a few units of that type
+// (bfloat16: a quarter pixel at 64; linear1d came out 4 times off), where a float32 kernel's is
+// not. The output then moves by at most that error, 4 units of (size + 1) along each axis (the scale,
+// its product with the index and the offset, each rounded, and the weights from the fraction), times
+// the slope between the inputs it mixes: for the linear modes, the call itself run on the map G of
+// the largest difference between neighbours around each input (every edge of every cell a pixel is
+// a corner of: G interpolated bounds the slope anywhere in a cell, as for roi_align); for bicubic,
+// whose weights take both signs, 5 times the plane's largest such difference (the slope of its
+// weights times the 3 steps its 4 taps span). Undefined for other calls or without a half type.
+at::Tensor sampling_position_allowance(const std::string& line, const std::vector<parity::Tensor>& in, double half_unit) {
+  using namespace parity;
+  std::string op;
+  std::istringstream(line) >> op;
+  const std::string name = torch_call_name(op);
+  const bool cubic = name == "upsample_bicubic2d";
+  if (half_unit <= 0 || in.empty() || (!cubic && name != "upsample_linear1d" && name != "upsample_bilinear2d" && name != "upsample_trilinear3d")) {
+    return {};
+  }
+  const at::Tensor x = to_aten(in[0]).to(at::kDouble);
+  const int64_t axes = x.dim() - 2;
+  if (axes < 1 || axes > 3) return {};
+  at::Tensor g = at::zeros_like(x);
+  int64_t reach = 1;
+  for (int64_t d = 2; d < x.dim(); ++d) {
+    reach = std::max(reach, x.size(d));
+    if (x.size(d) < 2) continue;
+    const at::Tensor step = (x.narrow(d, 1, x.size(d) - 1) - x.narrow(d, 0, x.size(d) - 1)).abs();
+    // Each input the larger of its steps along d (the first and last have one).
+    g.narrow(d, 0, x.size(d) - 1).copy_(at::maximum(g.narrow(d, 0, x.size(d) - 1), step));
+    g.narrow(d, 1, x.size(d) - 1).copy_(at::maximum(g.narrow(d, 1, x.size(d) - 1), step));
+  }
+  const double position = 4 * half_unit * double(reach + 1) * double(axes);
+  if (cubic) {
+    const at::Tensor plane = std::get<0>(g.flatten(2).max(2));
+    return (plane * (5 * position)).view({x.size(0), x.size(1), 1, 1});
+  }
+  // The edges across each axis too: every pixel takes the largest over its neighbourhood.
+  g = axes == 1 ? at::max_pool1d(g, {3}, {1}, {1}) : axes == 2 ? at::max_pool2d(g, {3, 3}, {1, 1}, {1, 1}) : at::max_pool3d(g, {3, 3, 3}, {1, 1, 1}, {1, 1, 1});
+  std::vector<Tensor> on_g = in;
+  on_g[0] = from_aten(g.to(to_aten(in[0]).scalar_type()).contiguous());
+  const TorchCallResult slope = aten_torch_call(line, on_g);
+  if (slope.outputs.empty()) return {};
+  return to_aten(slope.outputs[0]).to(at::kDouble) * position;
+}
+
 }  // namespace
 
 std::vector<parity::Tensor> parity::aten_torch_call_rounding(
-    const std::string& line, const std::vector<parity::Tensor>& in, const std::vector<parity::Tensor>& base_outputs) {
+    const std::string& line, const std::vector<parity::Tensor>& in, const std::vector<parity::Tensor>& base_outputs, double half_unit) {
   using namespace parity;
   const TorchCallResult base{base_outputs, {}, {}};  // the call's outputs on `in`, as the judge has them
   std::vector<at::Tensor> moved_by(base.outputs.size());
@@ -352,6 +402,10 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
   if (samples && torch_call_name(op) == "roi_align" && !moved_by.empty()) {
     const at::Tensor each = sample_rounding_allowance(line, in);
     if (each.defined() && moved_by[0].defined() && each.sizes() == moved_by[0].sizes()) moved_by[0] = moved_by[0] + each / 2;  // doubled below
+  }
+  if (const at::Tensor each = sampling_position_allowance(line, in, half_unit); each.defined() && !moved_by.empty() && moved_by[0].defined() &&
+      each.dim() == moved_by[0].dim()) {
+    moved_by[0] = moved_by[0] + each.expand_as(moved_by[0]) / 2;  // doubled below
   }
   std::vector<Tensor> out(base.outputs.size());
   for (size_t j = 0; j < out.size(); ++j) {

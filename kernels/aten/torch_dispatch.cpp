@@ -353,6 +353,23 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   const at::Tensor& x = wide.at(0);
   if (name == "linear" || name == "matmul" || name == "mm" || name == "bmm") return x.size(-1);
   if (name == "addmm" || name == "baddbmm") return wide.at(1).size(-1);
+  // F.fold: an output element sums the patches that cover it, at most the kernel's size of them.
+  if (name == "fold") {
+    const auto sizes = int_list(text_arg(args, 2, "kernel_size"));
+    const std::string one = text_arg(args, 2, "kernel_size");
+    if (sizes && !sizes->empty()) return std::max<int64_t>(1, (*sizes)[0] * (*sizes)[sizes->size() > 1 ? 1 : 0]);
+    if (integral_text(one)) return std::max<int64_t>(1, std::stoll(one) * std::stoll(one));
+  }
+  // x1^T A x2 + b over A's (out, in1, in2): in1 in2 products and the bias.
+  if (name == "bilinear" && wide.size() > 2 && wide[2].dim() == 3) return wide[2].size(1) * wide[2].size(2) + 1;
+  // self plus what is scattered onto an element: at most the index's size along dim (scatter_add)
+  // or its length (index_add).
+  if ((name == "scatter_add" || name == "index_add") && wide.size() > 1) {
+    const std::string dim = text_arg(args, 1, "dim");
+    const at::Tensor& index = wide[1];
+    if (name == "index_add") return index.numel() + 1;
+    if (integral_text(dim) && index.dim() > 0) return index.size((std::stoll(dim) % index.dim() + index.dim()) % index.dim()) + 1;
+  }
   // A convolution's weight: (out, in / groups, k...), transposed (in, out / groups, k...).
   if (name.rfind("conv_transpose", 0) == 0 && wide.size() > 1) return wide[1].numel() / std::max<int64_t>(1, wide[1].size(1));
   if (name.rfind("conv", 0) == 0 && wide.size() > 1) return wide[1].numel() / std::max<int64_t>(1, wide[1].size(0));
@@ -363,6 +380,7 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   }
   if (name == "einsum") return std::max<int64_t>(1, x.numel());  // the largest contraction it can be
   const int64_t spatial = std::max<int64_t>(1, x.dim() - 2);
+  if (name == "upsample_bicubic2d") return 16;
   if (name.rfind("upsample_", 0) == 0) return int64_t(1) << spatial;
   if (name == "roi_align" && x.dim() == 4) {  // (input, rois, spatial_scale, pooled_h, pooled_w, sampling_ratio, aligned)
     const std::string ph = text_arg(args, 3, "pooled_height"), pw = text_arg(args, 4, "pooled_width");
@@ -662,6 +680,15 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
       if (const auto kd = args.keywords.find("keepdim"); kd != args.keywords.end() && kd->second.text == "False") args.keywords.erase(kd);
     }
   }
+  // F.unfold and F.fold: Python's defaults, which their operators (im2col, col2im) do not have.
+  if (name == "unfold" || name == "fold") {
+    const size_t first = name == "fold" ? 3 : 2;  // (input, [output_size,] kernel_size, dilation, padding, stride)
+    const char* keys[] = {"dilation", "padding", "stride"};
+    const char* values[] = {"1", "0", "1"};
+    for (size_t k = 0; k < 3; ++k) {
+      if (args.positional.size() <= first + k && !args.keywords.count(keys[k])) args.keywords[keys[k]] = Operand{std::nullopt, {}, values[k]};
+    }
+  }
   return aten_call(op.c_str(), [&] {
     aten_threads();
     std::vector<at::Tensor> tensors, wide;
@@ -691,7 +718,20 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           std::vector<at::Tensor> magnitudes;
           for (const at::Tensor& t : wide) magnitudes.push_back(t.is_floating_point() ? t.abs() : t);
           if (known->samples) magnitudes.at(1) = wide.at(1);  // where to sample stays: only the values' signs go
-          S = run_op(op, known->aten, args, magnitudes).at(0);
+          // The scalars that scale a term (addcmul's value, addmm's alpha and beta) by their size.
+          Args sizes = args;
+          for (const char* key : {"value", "alpha", "beta"}) {
+            const auto it = sizes.keywords.find(key);
+            if (it != sizes.keywords.end() && !it->second.tensor && it->second.text.rfind('-', 0) == 0) it->second.text.erase(0, 1);
+          }
+          if (name == "upsample_bicubic2d" && wide.at(0).dim() == 4) {
+            // Cubic convolution's weights (A = -0.75) take both signs: the call on |x| bounds
+            // nothing. Each output mixes 4 x 4 inputs of its plane, with sum |w| <= 1.25 along each
+            // axis (1.1875 at worst): S = 1.25^2 times the plane's largest |x|.
+            S = std::get<0>(wide[0].abs().flatten(2).max(2, true)).unsqueeze(3) * 1.5625;
+          } else {
+            S = run_op(op, known->aten, sizes, magnitudes).at(0);
+          }
           K = sum_terms(name, args, wide, y);
         } else if (bound == TorchBound::Softmax) {
           const auto it = args.keywords.find("dim");

@@ -476,12 +476,92 @@ def moments():
     return Moments().eval(), _seeded((2, 3, 16, 16)), None, [("", "var", "var"), ("", "std_mean", "std_mean")]
 
 
+class GlobalResponseNorm(torch.nn.Module):
+    """ConvNeXt-V2's GRN (timm's GlobalResponseNorm) on [N, H, W, C]: the norm over H and W, which
+    are not innermost in memory, so torch 1.13's bfloat16 CPU kernel rounds its partial sums to
+    bfloat16 (6 units off at 256 terms, two correct runs)."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.weight, self.bias = torch.nn.Parameter(torch.randn(channels) * 0.5), torch.nn.Parameter(torch.randn(channels) * 0.1)
+
+    def forward(self, x):
+        g = x.norm(p=2, dim=(1, 2), keepdim=True)
+        n = g / (g.mean(dim=-1, keepdim=True) + 1e-6)
+        return x + torch.addcmul(self.bias, self.weight, x * n)
+
+
+class Grn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.fc1, self.grn, self.fc2 = torch.nn.Linear(8, 64), GlobalResponseNorm(64), torch.nn.Linear(64, 8)
+
+    def forward(self, x):
+        y = self.fc1(self.conv(x).permute(0, 2, 3, 1))
+        return self.fc2(self.grn(torch.nn.functional.gelu(y))).mean((1, 2))
+
+
+def grn():
+    torch.manual_seed(0)
+    return Grn().eval(), _seeded((1, 3, 16, 16)), None, [("fc2", None, "fc2"), ("grn", "mul", "grn.mul")]
+
+
+class MoreOps(torch.nn.Module):
+    """Calls users' models make beyond the common layers: moves (unfold, repeat_interleave,
+    channel_shuffle, index_copy_), element-wise maps (prelu, glu, selu, diff) and sums (fold,
+    scatter_add, addcmul with a negative value, nn.Bilinear)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.prelu, self.bil = torch.nn.PReLU(8, init=0.1), torch.nn.Bilinear(8, 8, 4)
+
+    def forward(self, x):
+        f = torch.nn.functional
+        y = self.conv(x)
+        cols = f.unfold(y, 3, padding=1)
+        flipped = torch.arange(8).flip(0)
+        outs = [self.prelu(y), cols, f.fold(cols * 0.5, (8, 8), 3, padding=1), torch.repeat_interleave(y, 2, dim=1),
+                f.channel_shuffle(y, 2), f.glu(y, 1), f.selu(y), torch.diff(y, dim=-1),
+                torch.zeros_like(y).scatter_add(1, flipped.view(1, 8, 1, 1).expand_as(y), y), torch.addcmul(y, y, y, value=-0.5),
+                torch.zeros_like(y).index_copy_(1, flipped, y), self.bil(y.mean((2, 3)), y.amax((2, 3)))]
+        return sum(o.float().sum() for o in outs)
+
+
+def more_ops():
+    torch.manual_seed(0)
+    return MoreOps().eval(), _seeded((1, 3, 8, 8)), None, [("prelu", None, "prelu"), ("", "fold", "fold"), ("", "scatter_add", "scatter_add")]
+
+
+class Resize(torch.nn.Module):
+    """Linear, bilinear and bicubic resizing at sizes that are no power of 2: a half run on the CPU
+    works out where to sample in its own type (PyTorch 1.13), a quarter pixel off at bfloat16."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.lin = torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Conv1d(8, 8, 1)
+
+    def forward(self, x):
+        f = torch.nn.functional
+        y = self.conv(x)
+        return (f.interpolate(y, scale_factor=2, mode="bilinear", align_corners=True).mean() +
+                f.interpolate(y, size=(23, 29), mode="bilinear").mean() + f.interpolate(y, scale_factor=0.7, mode="bicubic").mean() +
+                f.interpolate(self.lin(y.flatten(2)), scale_factor=1.5, mode="linear").mean())
+
+
+def resize():
+    torch.manual_seed(0)
+    return Resize().eval(), _seeded((1, 3, 16, 16)), None, [("conv", None, "conv"), ("lin", None, "lin")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "pools": pools, "mixed": mixed, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
-          "preprocess": preprocess, "moments": moments}
+          "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
+          "resize": resize}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
