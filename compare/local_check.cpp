@@ -32,6 +32,7 @@ std::string judge_labels(std::string reason, const char* side) {
 
 ReadCall read_call(const LayerSide& s) {
   ReadCall r;
+  r.line = s.line;
   if (s.call) {
     r.op = s.call->op();
     r.call.emplace(*s.call);
@@ -84,11 +85,14 @@ bool fp32_sum(const ReadCall& read, const SideJudging& how) {
 LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const SideJudging& how, const ReadCall& read)
     : name_(name), o_(o), read_(read), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None) {
   if (how.exact_inputs && fp32_sum(read, how)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
-  // A half run on the CPU whose kernel for this call may sum in the type itself (torch 1.13's norm
-  // over a dimension that is not innermost in memory: 0.04 K units of bfloat16 measured, a
-  // sequential sum's): its partial sums are allowed the type's rounding, not float32's.
+  // A half run on the CPU whose kernel for this call may work in the type itself: torch 1.13's
+  // norms over a dimension that is not innermost in memory (0.04 K units of bfloat16 measured, a
+  // sequential sum's; over the trailing dims of a contiguous input they sum in float32), and its
+  // linear and cubic interpolation, which weigh and place their samples in the type. Its partial
+  // sums are allowed the type's rounding, not float32's.
   const TorchCall* t = torch_call(read.op);
-  if (how.exact_inputs && t && t->half_sum) u_sum_ = profile_.u_out();
+  const bool in_type = t && (t->half_weights || (t->half_sum && (how.strided_inputs || !reduces_trailing_dims(read.line, how.first_input_rank))));
+  if (how.exact_inputs && in_type) u_sum_ = profile_.u_out();
 }
 
 // One side's local check: the judge runs the side's call on the side's own inputs (or LibTorch

@@ -20,6 +20,7 @@ struct ReadCall {
   std::string op;
   std::optional<Call> call;
   std::string error;
+  std::string line;  // as recorded (a torch call's arguments: its dims)
 };
 ReadCall read_call(const LayerSide& s);
 

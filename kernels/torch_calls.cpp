@@ -1,6 +1,8 @@
 #include "kernels/torch_calls.h"
 
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -28,7 +30,7 @@ void set_flag(TorchCall& c, const std::string& flag, const std::string& row) {
       {"fills", &TorchCall::fills},         {"uninitialised", &TorchCall::uninitialised}, {"tied", &TorchCall::tied},
       {"arithmetic", &TorchCall::arithmetic}, {"reflected", &TorchCall::reflected}, {"samples", &TorchCall::samples},
       {"lowp", &TorchCall::lowp}, {"fp32_sum", &TorchCall::fp32_sum}, {"bias_after", &TorchCall::bias_after},
-      {"half_sum", &TorchCall::half_sum}};
+      {"half_sum", &TorchCall::half_sum}, {"half_weights", &TorchCall::half_weights}};
   const auto it = flags.find(flag);
   if (it == flags.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown flag \"" + flag + "\"");
   c.*(it->second) = true;
@@ -101,6 +103,23 @@ std::string torch_call_name(const std::string& op) {
 const TorchCall* torch_call(const std::string& op) { return row(torch_call_name(op)); }
 
 bool is_torch_call(const std::string& op) { return op.rfind("torch.", 0) == 0 || op.rfind("torchvision.", 0) == 0; }
+
+bool reduces_trailing_dims(const std::string& line, size_t rank) {
+  static const std::regex dim_field(R"( dim=(.*?)(?= [A-Za-z_][A-Za-z_0-9]*=|$))");
+  std::smatch m;
+  if (!std::regex_search(line, m, dim_field) || m[1].str() == "None") return line.find(" arg2=") == std::string::npos;  // norm(x, p, dim): positional
+  std::set<int64_t> dims;
+  static const std::regex number(R"(-?[0-9]+)");
+  const std::string text = m[1].str();
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it) {
+    int64_t d = std::stoll(it->str());
+    if (d < 0) d += int64_t(rank);
+    if (d < 0 || d >= int64_t(rank)) return false;
+    dims.insert(d);
+  }
+  if (dims.empty()) return false;
+  return *dims.begin() == int64_t(rank) - int64_t(dims.size()) && *dims.rbegin() == int64_t(rank) - 1;
+}
 
 bool placement_argument(const std::string& key) {
   const TorchCall* c = row(key);

@@ -618,6 +618,57 @@ std::string call_name(const std::string& op) {
   return name;
 }
 
+// torch.tensor(data) with data a number or nested lists of them as Python writes them ("0.25",
+// "[[1, 2], [3, 4]]", "True"): its values in order, its shape, and what they are (bool, int,
+// float). nullopt for anything else (a tensor in the list, a string).
+struct Literal {
+  std::vector<double> values;
+  std::vector<int64_t> shape;
+  bool any_float = false, all_bool = true;
+};
+
+std::optional<Literal> python_literal(const std::string& text) {
+  Literal lit;
+  std::vector<int64_t> counts;  // items seen at each open depth
+  size_t depth = 0, max_depth = 0;
+  bool shape_known = false;
+  for (size_t at = 0; at < text.size();) {
+    const char c = text[at];
+    if (c == ' ' || c == ',') {
+      ++at;
+    } else if (c == '[') {
+      if (depth < counts.size()) counts[depth] += 1;
+      ++depth, ++at;
+      max_depth = std::max(max_depth, depth);
+      counts.resize(depth + 1, 0);
+      counts[depth] = 0;
+    } else if (c == ']') {
+      if (depth == 0) return std::nullopt;
+      const size_t dim = depth - 1;  // the list just closed holds counts[depth] items
+      if (lit.shape.size() <= dim) lit.shape.resize(dim + 1, -1);
+      if (lit.shape[dim] >= 0 && lit.shape[dim] != counts[depth]) return std::nullopt;  // ragged
+      lit.shape[dim] = counts[depth];
+      --depth, ++at;
+    } else {
+      const size_t end = text.find_first_of(",] ", at);
+      const std::string token = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      const std::optional<double> v = python_number(token);
+      if (!v) return std::nullopt;
+      lit.values.push_back(*v);
+      lit.all_bool = lit.all_bool && (token == "True" || token == "False");
+      lit.any_float = lit.any_float || (!integral_text(token) && token != "True" && token != "False");
+      if (depth < counts.size()) counts[depth] += 1;
+      at = end == std::string::npos ? text.size() : end;
+    }
+  }
+  shape_known = depth == 0 && lit.shape.size() == max_depth;
+  if (!shape_known || (lit.values.empty() && max_depth == 0)) return std::nullopt;
+  int64_t n = 1;
+  for (const int64_t s : lit.shape) n *= s;
+  if (n != int64_t(lit.values.size())) return std::nullopt;
+  return lit;
+}
+
 }  // namespace
 
 TorchCallResult dispatch_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in) {
@@ -630,6 +681,23 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
       for (const Tensor& t : in) tensors.push_back(to_aten(t));  // selects and copies: exact in any dtype
       TorchCallResult r;
       for (const at::Tensor& y : run_index(name == "setitem", args, tensors)) r.outputs.push_back(from_aten(y.contiguous()));
+      return r;
+    });
+  }
+  if (name == "tensor" && in.empty()) {  // torch.tensor(0.25): the constant made again from the line
+    const Args args = read_line(line, 0);
+    const std::optional<Literal> lit = args.positional.size() == 1 ? python_literal(args.positional[0].text) : std::nullopt;
+    if (!lit) throw Error("torch.tensor of data that is not numbers in the line");
+    std::optional<at::ScalarType> dtype;
+    if (const auto it = args.keywords.find("dtype"); it != args.keywords.end() && it->second.text != "None") {
+      dtype = scalar_type(it->second.text);
+      if (!dtype) throw Error("torch.tensor with dtype " + it->second.text);
+    }
+    return aten_call(op.c_str(), [&] {
+      const at::ScalarType made = dtype ? *dtype : lit->all_bool ? at::kBool : lit->any_float ? at::kFloat : at::kLong;
+      const at::Tensor t = at::tensor(lit->values, at::TensorOptions().dtype(at::kDouble)).reshape(lit->shape).to(made);
+      TorchCallResult r;
+      r.outputs.push_back(from_aten(t.contiguous()));
       return r;
     });
   }

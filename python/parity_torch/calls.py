@@ -74,6 +74,15 @@ def in_place(func, name, args, kwargs):
     return pos is not None and len(args) > pos and args[pos] is True
 
 
+def written(args, kwargs):
+    """The tensor an in-place call writes into: its `out=` (torch.cat(xs, out=buf)), else its first
+    argument; None when that is no tensor."""
+    out = kwargs.get("out")
+    if torch.is_tensor(out):
+        return out
+    return args[0] if args and torch.is_tensor(args[0]) else None
+
+
 def opened(func):
     """A Python function of torch.nn.functional that runs its own body instead of handing itself to
     the torch function mode again (which would call it once more, whole): its checks for an override

@@ -80,7 +80,7 @@ class FunctionCalls:
         ops.set_written_float(r.cast)
         tensors, others = calls.arguments(args, kwargs)
         in_place = calls.in_place(func, name, args, kwargs)
-        target = args[0] if in_place and args and torch.is_tensor(args[0]) else None
+        target = calls.written(args, kwargs) if in_place else None
         before = buffers = None
         r.busy += 1
         try:

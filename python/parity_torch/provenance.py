@@ -57,8 +57,15 @@ class Provenance:
         return p.layer if p is not None else None
 
     def source(self, t):
-        """What t's values came from last (current()), or None for data the run was given."""
-        return self.current(self.of(t))
+        """What t's values came from last (current()), or None for data the run was given. A tensor
+        of no layer's, whose storage a recorded in-place call wrote into (a KV cache's buffer after
+        buf[:, t].copy_(k) into a view of it), came from that call's output last."""
+        p = self.of(t)
+        if p is None and torch.is_tensor(t):
+            writer = self.last_writer.get(storage_ptr(t))
+            if writer is not None:
+                return _Prov(writer.layer, writer.role, None, version_of(t), True, None)
+        return self.current(p)
 
     def current(self, p):
         """p, or, when a recorded in-place call has written since into the storage p's chain reads

@@ -92,11 +92,24 @@ class Recorder:
         self.thread, self.thread_name = threading.get_ident(), threading.current_thread().name
         if self.tf32 is None:
             self.tf32 = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+            self.tell_fast_paths()
         self.autocast |= autocast_now()
         self.hooks.install()
         patches.install()
         patches.active().append(self)
         self.functions.enter()
+
+    def tell_fast_paths(self):
+        """Says once which of the model's modules PyTorch would run on a fused fast path (eval
+        TransformerEncoderLayer and MultiheadAttention), which it does not take while a torch
+        function mode is on: the dump records their composite path instead."""
+        fused = (torch.nn.TransformerEncoderLayer, torch.nn.MultiheadAttention)
+        paths = [n or type(m).__name__ for n, m in self.model.named_modules() if isinstance(m, fused) and not m.training]
+        if paths:
+            shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+            print(f"parity_torch: {self.folder.path}: {shown}: PyTorch's fused fast path for these is not taken while a dump "
+                  "records (a torch function mode is on), so the dump holds their composite path's calls; outputs agree but "
+                  "at padded positions (src_key_padding_mask), which the fast path leaves 0", file=sys.stderr)
 
     def past_selection(self):
         """Whether the model's calls went past the selected ones: their post-processing is over."""

@@ -555,13 +555,58 @@ def resize():
     return Resize().eval(), _seeded((1, 3, 16, 16)), None, [("conv", None, "conv"), ("lin", None, "lin")]
 
 
+class KvCache(torch.nn.Module):
+    """A decoder's KV cache filled as LLM code fills it: copy_ into a slice of a registered buffer
+    step by step, then torch.cat(..., out=buffer) and add_ into a slice of another: writes into
+    storage no layer made, which the layers after read."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv, self.out = torch.nn.Linear(16, 48), torch.nn.Linear(32, 4)
+        for name, shape in (("keys", (2, 8, 16)), ("values", (2, 8, 16)), ("both", (2, 1, 32)), ("total", (2, 1, 32))):
+            self.register_buffer(name, torch.zeros(shape))
+
+    def forward(self, x):
+        for t in range(x.shape[1]):
+            q, k, v = self.qkv(x[:, t:t + 1]).split(16, -1)
+            self.keys[:, t:t + 1].copy_(k)
+            self.values[:, t:t + 1].copy_(v)
+            y = torch.nn.functional.softmax(q @ self.keys[:, :t + 1].transpose(1, 2) / 4.0, -1) @ self.values[:, :t + 1]
+        torch.cat([y, q], -1, out=self.both)
+        self.total[:, :, :16].add_(y)
+        return self.out(self.both + self.total)
+
+
+def kv_cache():
+    torch.manual_seed(0)
+    return KvCache().eval(), _seeded((2, 4, 16)), None, [("", "copy_", "copy"), ("", "add_", "add"), ("", "softmax", "softmax")]
+
+
+class Constants(torch.nn.Module):
+    """Values a model makes as it runs: torch.tensor of a Python number (MultiScaleRoIAlign's
+    scales), and an Embedding with max_norm, which renormalises its weight rows in place first."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.lin = torch.nn.Embedding(10, 8, max_norm=1.0), torch.nn.Linear(8, 4)
+
+    def forward(self, idx):
+        return self.lin(self.emb(idx) * torch.tensor(0.25))
+
+
+def constants():
+    torch.manual_seed(0)
+    idx = torch.randint(0, 10, (2, 5), generator=torch.Generator().manual_seed(1))
+    return Constants().eval(), idx, None, [("", "tensor", "tensor"), ("lin", None, "lin")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "pools": pools, "mixed": mixed, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
-          "resize": resize}
+          "resize": resize, "kv_cache": kv_cache, "constants": constants}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
