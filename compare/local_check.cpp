@@ -93,6 +93,9 @@ LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const Sid
   const TorchCall* t = torch_call(read.op);
   const bool in_type = t && (t->half_weights || (t->half_sum && (how.strided_inputs || !reduces_trailing_dims(read.line, how.first_input_rank))));
   if (how.exact_inputs && in_type) u_sum_ = profile_.u_out();
+  // Where an interpolation samples is worked out in float32 at least (the judge's, in float64):
+  // in the type itself on a half CPU run.
+  if (t && t->half_weights) sample_unit_ = how.exact_inputs ? profile_.u_out() : 0x1p-24;
 }
 
 // One side's local check: the judge runs the side's call on the side's own inputs (or LibTorch
@@ -325,7 +328,7 @@ TensorDiff LocalCheck::against_torch(const LayerSide& s, const ReadCall& read, s
   std::vector<Tensor> moved;
   try {
     const auto rounding = aten_plugin().torch_call_rounding;
-    moved = rounding(s.line, inputs, judged.outputs, u_sum_ > 0x1p-24 ? profile_.u_out() : 0.0);
+    moved = rounding(s.line, inputs, judged.outputs, sample_unit_);
   } catch (const Error&) {
     return d;  // no allowance: the judgement above stands
   }

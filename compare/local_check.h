@@ -82,6 +82,7 @@ class LocalCheck {
   PrecisionProfile profile_;
   HalfType autocast_to_;
   double u_sum_ = 0x1p-24;  // what a sum's partial sums are rounded to (half_sum: the side's type)
+  double sample_unit_ = 0;  // what an interpolation's sample positions are rounded to (half_weights)
 };
 
 }  // namespace parity

@@ -26,7 +26,7 @@ struct TorchCallResult {
 // The plugin's entry points, one typed table it exports as `parity_aten_plugin` and the loader
 // finds once: a signature that drifts is a compile error in the plugin (aten/ops.cpp fills the
 // table), a plugin of another version is refused by name, never called.
-constexpr int kAtenPluginVersion = 4;  // 4: torch_call_rounding takes the side's half unit
+constexpr int kAtenPluginVersion = 4;  // 4: torch_call_rounding takes the unit sample positions are rounded to
 struct AtenPlugin {
   int version;
   // The `aten` backend's ops, by op name; the `aten:cuda*` ones (cudnn 1 or 0); why LibTorch
@@ -47,10 +47,10 @@ struct AtenPlugin {
   // unit in the last place (the recorded inputs of a float64 run written as float32 are its own
   // rounded once): twice the sum over inputs of |f(that input one ulp up) - f|, float64;
   // undefined for an output that is not float. `outputs`: what torch_call gave on these inputs.
-  // `half_unit`: the unit roundoff of the half type a CPU side computed in (0 for none), whose
-  // interpolation kernels work out where to sample in that type.
+  // `sample_unit`: the unit roundoff an interpolation's kernel worked out where to sample in
+  // (float32's, or the type of a half run on the CPU); 0 for none.
   std::vector<Tensor> (*torch_call_rounding)(const std::string& line, const std::vector<Tensor>& inputs,
-                                             const std::vector<Tensor>& outputs, double half_unit);
+                                             const std::vector<Tensor>& outputs, double sample_unit);
   // For a recorded sort or topk whose indices differ from the judge's: "" when the side's indices
   // pick, from its own input, exactly the values it returned (another order of ties, as
   // correct), else why not; throws parity::Error for a call that is not a sort or topk.
@@ -74,7 +74,7 @@ std::vector<Tensor> aten_float64(const std::string& line, const std::vector<Tens
 std::map<std::string, Tensor> aten_read_torchscript(const std::string& path);
 TorchCallResult aten_torch_call(const std::string& line, const std::vector<Tensor>& in);
 std::vector<Tensor> aten_torch_call_rounding(const std::string& line, const std::vector<Tensor>& in, const std::vector<Tensor>& base_outputs,
-                                             double half_unit);
+                                             double sample_unit);
 std::string aten_tied_indices(const std::string& line, const std::vector<Tensor>& in, const std::vector<Tensor>& outputs);
 // nms's two (aten_nms_kind, aten_nms_composed) are declared in its own folder, kernels/nms/nms.h.
 

@@ -184,8 +184,11 @@ at::Tensor wrapped(const Operand& o, std::optional<at::ScalarType> as = std::nul
 
 // F.batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
 // momentum=0.1, eps=1e-05) in inference (training=False): per channel (dimension 1)
-// (x - mean) / sqrt(var + eps) * weight + bias. Training mode updates statistics: refused.
-std::vector<Tensor> batch_norm_eval(const Args& a, const std::vector<Tensor>& in) {
+// (x - mean) / sqrt(var + eps) * weight + bias. In training mode with no running statistics (NFNet's
+// weight standardisation, F.batch_norm(w.reshape(1, out, -1), None, None, training=True)) it
+// normalises each channel by its own mean and deviation, updating nothing: judged as layer_norm
+// is, K the channel's values plus 8. Training mode with running statistics updates them: refused.
+TorchCallResult batch_norm_call(const Args& a, const std::vector<Tensor>& in) {
   static const char* kNames[] = {"input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"};
   if (a.positional.size() > 8) throw Error("batch_norm with " + std::to_string(a.positional.size()) + " arguments");
   for (const auto& [key, value] : a.keywords) {
@@ -215,16 +218,29 @@ std::vector<Tensor> batch_norm_eval(const Args& a, const std::vector<Tensor>& in
     return *v;
   };
   const std::optional<size_t> x = tensor(0), mean = tensor(1), var = tensor(2), weight = tensor(3), bias = tensor(4);
-  if (!x || !mean || !var) throw Error("batch_norm without running statistics");
-  if (value(5, 0) != 0) throw Error("batch_norm in training mode (it updates its statistics)");
+  const bool training = value(5, 0) != 0;
+  if (!x) throw Error("batch_norm without an input");
+  if (training && (mean || var)) throw Error("batch_norm in training mode (it updates its statistics)");
+  if (!training && (!mean || !var)) throw Error("batch_norm without running statistics");
   value(6, 0.1);  // momentum: read to refuse a non-number, unused in inference
   const double eps = value(7, 1e-5);
   return aten_call("batch_norm", [&] {
     aten_threads();
     auto f64 = [&](std::optional<size_t> i) { return i ? c10::optional<at::Tensor>(to_aten(in[*i]).to(at::kDouble)) : c10::optional<at::Tensor>(); };
-    const at::Tensor input = to_aten(in[*x]);
-    const at::Tensor r = at::batch_norm(input.to(at::kDouble), f64(weight), f64(bias), f64(mean), f64(var), false, 0.1, eps, false);
-    return std::vector<Tensor>{from_aten(r.to(input.scalar_type()).contiguous())};
+    const at::Tensor input = to_aten(in[*x]), wide = input.to(at::kDouble);
+    const at::Tensor r = at::batch_norm(wide, f64(weight), f64(bias), f64(mean), f64(var), training, 0.1, eps, false);
+    TorchCallResult out{{from_aten(r.to(input.scalar_type()).contiguous())}, {}, {}};
+    if (training && wide.dim() >= 2) {
+      std::vector<int64_t> reduce = {0}, per_channel(size_t(wide.dim()), 1);
+      for (int64_t d = 2; d < wide.dim(); ++d) reduce.push_back(d);
+      per_channel[1] = wide.size(1);
+      const c10::optional<at::Tensor> w = f64(weight), b = f64(bias);
+      const at::Tensor S = normalisation_sums(wide, wide, reduce, eps, w ? w->abs().reshape(per_channel) : at::ones({}, wide.options()),
+                                              b ? std::optional<at::Tensor>(b->abs().reshape(per_channel)) : std::nullopt, r);
+      out.bound_sums.push_back(from_aten(S.contiguous()));
+      out.bound_terms.push_back(wide.numel() / std::max<int64_t>(1, wide.size(1)) + 8);
+    }
+    return out;
   });
 }
 
@@ -262,7 +278,7 @@ parity::TorchCallResult parity::aten_torch_call(const std::string& line, const s
   std::string op;
   first >> op;
   check_line_tensors(line, in);
-  if (op == "torch.nn.functional.batch_norm") return {batch_norm_eval(read_args(line, in.size()), in), {}, {}};
+  if (op == "torch.nn.functional.batch_norm") return batch_norm_call(read_args(line, in.size()), in);
   const std::optional<Kind> kind = kind_of(op);
   if (!kind) {  // any other operator LibTorch has, where a bound is known
     try {
@@ -324,24 +340,24 @@ at::Tensor sample_rounding_allowance(const std::string& line, const std::vector<
   return (out * (reach * (2 * 8 * u)).view({-1, 1, 1, 1})).contiguous();
 }
 
-// Linear, bilinear, trilinear and bicubic interpolation on a half-precision CPU run: PyTorch 1.13
-// works out each output's source position (scale, offset, the fraction between neighbours) in the
-// input's own type, so a position of up to the input's size is off by a few units of that type
-// (bfloat16: a quarter pixel at 64; linear1d came out 4 times off), where a float32 kernel's is
-// not. The output then moves by at most that error, 4 units of (size + 1) along each axis (the scale,
+// Linear, bilinear, trilinear and bicubic interpolation: a kernel works out each output's source
+// position (scale, offset, the fraction between neighbours) in float32, or, on a half-precision
+// CPU run, PyTorch 1.13 in the input's own type, so a position of up to the input's size is off by
+// a few units of that (bfloat16: a quarter pixel at 64; linear1d came out 4 times off; float32:
+// 1e-4 of a pixel at 240, beyond a bicubic resize's tolerance on an image). The output then moves by at most that error, 4 units of (size + 1) along each axis (the scale,
 // its product with the index and the offset, each rounded, and the weights from the fraction), times
 // the slope between the inputs it mixes: for the linear modes, the call itself run on the map G of
 // the largest difference between neighbours around each input (every edge of every cell a pixel is
 // a corner of: G interpolated bounds the slope anywhere in a cell, as for roi_align); for bicubic,
 // whose weights take both signs, 5 times the plane's largest such difference (the slope of its
 // weights times the 3 steps its 4 taps span). Undefined for other calls or without a half type.
-at::Tensor sampling_position_allowance(const std::string& line, const std::vector<parity::Tensor>& in, double half_unit) {
+at::Tensor sampling_position_allowance(const std::string& line, const std::vector<parity::Tensor>& in, double sample_unit) {
   using namespace parity;
   std::string op;
   std::istringstream(line) >> op;
   const std::string name = torch_call_name(op);
   const bool cubic = name == "upsample_bicubic2d";
-  if (half_unit <= 0 || in.empty() || (!cubic && name != "upsample_linear1d" && name != "upsample_bilinear2d" && name != "upsample_trilinear3d")) {
+  if (sample_unit <= 0 || in.empty() || (!cubic && name != "upsample_linear1d" && name != "upsample_bilinear2d" && name != "upsample_trilinear3d")) {
     return {};
   }
   const at::Tensor x = to_aten(in[0]).to(at::kDouble);
@@ -357,7 +373,7 @@ at::Tensor sampling_position_allowance(const std::string& line, const std::vecto
     g.narrow(d, 0, x.size(d) - 1).copy_(at::maximum(g.narrow(d, 0, x.size(d) - 1), step));
     g.narrow(d, 1, x.size(d) - 1).copy_(at::maximum(g.narrow(d, 1, x.size(d) - 1), step));
   }
-  const double position = 4 * half_unit * double(reach + 1) * double(axes);
+  const double position = 4 * sample_unit * double(reach + 1) * double(axes);
   if (cubic) {
     const at::Tensor plane = std::get<0>(g.flatten(2).max(2));
     return (plane * (5 * position)).view({x.size(0), x.size(1), 1, 1});
@@ -374,7 +390,7 @@ at::Tensor sampling_position_allowance(const std::string& line, const std::vecto
 }  // namespace
 
 std::vector<parity::Tensor> parity::aten_torch_call_rounding(
-    const std::string& line, const std::vector<parity::Tensor>& in, const std::vector<parity::Tensor>& base_outputs, double half_unit) {
+    const std::string& line, const std::vector<parity::Tensor>& in, const std::vector<parity::Tensor>& base_outputs, double sample_unit) {
   using namespace parity;
   const TorchCallResult base{base_outputs, {}, {}};  // the call's outputs on `in`, as the judge has them
   std::vector<at::Tensor> moved_by(base.outputs.size());
@@ -403,7 +419,7 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     const at::Tensor each = sample_rounding_allowance(line, in);
     if (each.defined() && moved_by[0].defined() && each.sizes() == moved_by[0].sizes()) moved_by[0] = moved_by[0] + each / 2;  // doubled below
   }
-  if (const at::Tensor each = sampling_position_allowance(line, in, half_unit); each.defined() && !moved_by.empty() && moved_by[0].defined() &&
+  if (const at::Tensor each = sampling_position_allowance(line, in, sample_unit); each.defined() && !moved_by.empty() && moved_by[0].defined() &&
       each.dim() == moved_by[0].dim()) {
     moved_by[0] = moved_by[0] + each.expand_as(moved_by[0]) / 2;  // doubled below
   }

@@ -414,20 +414,6 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   return std::max<int64_t>(1, x.numel() / std::max<int64_t>(1, y.numel()));
 }
 
-// A normalisation's S: with mean m, deviation s and z_i = (x_i - m) / s over each group of K values
-// (`grouped`: x's values, each group along `reduce`), |w_i| (mean|x| / s + 2 |z_i| + 1) + |b_i| +
-// |y_i| bounds what the statistics' rounding (mean off by up to K u mean|x|, s relatively by about
-// K u) and the affine step do to y_i. `w` and `b`: their magnitudes, shaped to broadcast over x.
-at::Tensor normalisation_sums(const at::Tensor& x, const at::Tensor& grouped, at::IntArrayRef reduce, double eps, const at::Tensor& w,
-                              const std::optional<at::Tensor>& b, const at::Tensor& y) {
-  const at::Tensor mean = grouped.mean(reduce, true), s = ((grouped - mean).pow(2).mean(reduce, true) + eps).sqrt();
-  const at::Tensor z = ((grouped - mean) / s).abs().reshape(x.sizes());
-  const at::Tensor spread = (grouped.abs().mean(reduce, true) / s).expand_as(grouped).reshape(x.sizes());
-  at::Tensor S = (spread + 2 * z + 1) * w;
-  if (b) S = S + *b;
-  return S + y.abs();
-}
-
 // layer_norm's S (normalisation_sums), its groups the last dimensions.
 at::Tensor layer_norm_sums(const Args& args, const std::vector<at::Tensor>& t, const at::Tensor& y, int64_t& K) {
   const at::Tensor& x = t.at(0);
@@ -670,6 +656,20 @@ std::optional<Literal> python_literal(const std::string& text) {
 }
 
 }  // namespace
+
+// A normalisation's S: with mean m, deviation s and z_i = (x_i - m) / s over each group of K values
+// (`grouped`: x's values, each group along `reduce`), |w_i| (mean|x| / s + 2 |z_i| + 1) + |b_i| +
+// |y_i| bounds what the statistics' rounding (mean off by up to K u mean|x|, s relatively by about
+// K u) and the affine step do to y_i. `w` and `b`: their magnitudes, shaped to broadcast over x.
+at::Tensor normalisation_sums(const at::Tensor& x, const at::Tensor& grouped, at::IntArrayRef reduce, double eps, const at::Tensor& w,
+                              const std::optional<at::Tensor>& b, const at::Tensor& y) {
+  const at::Tensor mean = grouped.mean(reduce, true), s = ((grouped - mean).pow(2).mean(reduce, true) + eps).sqrt();
+  const at::Tensor z = ((grouped - mean) / s).abs().reshape(x.sizes());
+  const at::Tensor spread = (grouped.abs().mean(reduce, true) / s).expand_as(grouped).reshape(x.sizes());
+  at::Tensor S = (spread + 2 * z + 1) * w;
+  if (b) S = S + *b;
+  return S + y.abs();
+}
 
 TorchCallResult dispatch_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in) {
   const std::string name = call_name(op);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/Scalar.h>
 
 #include "core/tensor.h"
@@ -25,6 +26,11 @@ std::optional<c10::Scalar> python_scalar(const std::string& text);
 // runs: an operator LibTorch lacks, one whose correct results are not known to stay within a
 // bound parity can state, a random one, an argument the line does not give in full.
 TorchCallResult dispatch_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in);
+
+// A normalisation's bound S (layer_norm's, group_norm's): x normalised over `reduce` of
+// `grouped` (x's values, each group along reduce), with |weight| and |bias| shaped to broadcast.
+at::Tensor normalisation_sums(const at::Tensor& x, const at::Tensor& grouped, at::IntArrayRef reduce, double eps, const at::Tensor& w,
+                              const std::optional<at::Tensor>& b, const at::Tensor& y);
 
 // sort and topk: "" when `outputs` (values, indices) are consistent, the indices picking exactly
 // those values from the call's input along its dim; else why not. Throws for another call.
