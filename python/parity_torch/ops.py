@@ -6,6 +6,7 @@ inputs. Any other call gets the op `torch.<name>` and a line listing its argumen
 it by values only, A against B, and cannot check it locally. What parity knows of a call by its
 name alone (a copy, a cast, a Python function to open) is torch_calls.py.
 """
+import hashlib
 import re
 import threading
 
@@ -245,6 +246,9 @@ def known_module(module, args):
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+# An argument's text is kept whole up to here: an index of four slices (MViTv2's
+# attn[:, :, 1:, 1:] = ...) is 87 characters, and one cut short cannot be run again.
+_LONGEST_ARGUMENT = 4000
 
 
 def values_only_line(op, tensors, others):
@@ -254,5 +258,7 @@ def values_only_line(op, tensors, others):
         # An object's repr holds its memory address (quantized weights' packed params): never part
         # of the call, or a model would differ from a copy of itself.
         text = "".join(_ADDRESS.sub("", repr(value)).split())
-        fields.append(f"{key}={text[:80]}")
+        if len(text) > _LONGEST_ARGUMENT:  # a huge literal: cut, and its digest keeps two such calls apart
+            text = text[:_LONGEST_ARGUMENT] + "...#" + hashlib.sha1(text.encode()).hexdigest()[:16]
+        fields.append(f"{key}={text}")
     return " ".join([op] + fields)

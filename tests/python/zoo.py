@@ -511,7 +511,8 @@ class MoreOps(torch.nn.Module):
     """Calls users' models make beyond the common layers: moves (unfold, repeat_interleave,
     channel_shuffle, index_copy_), element-wise maps (prelu, glu, selu, diff), sums (fold,
     scatter_add, addcmul with a negative value, nn.Bilinear) and NFNet's weight standardisation
-    (batch_norm in training mode with no running statistics)."""
+    (batch_norm in training mode with no running statistics), and a value pasted through an index
+    of four slices."""
 
     def __init__(self):
         super().__init__()
@@ -530,6 +531,9 @@ class MoreOps(torch.nn.Module):
                 torch.zeros_like(y).index_copy_(1, flipped, y), self.bil(y.mean((2, 3)), y.amax((2, 3)))]
         standardised = f.batch_norm(self.ws.weight.reshape(1, 8, -1), None, None, training=True, momentum=0.0, eps=1e-5)
         outs.append(f.conv2d(y, standardised.reshape_as(self.ws.weight), padding=1))
+        pasted = torch.zeros_like(y)
+        pasted[:, :, 1:, 1:] = y[:, :, 1:, 1:] * 2  # an index of four slices, 85 characters (MViTv2's)
+        outs.append(pasted)
         return sum(o.float().sum() for o in outs)
 
 
