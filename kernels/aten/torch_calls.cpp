@@ -343,14 +343,15 @@ at::Tensor sample_rounding_allowance(const std::string& line, const std::vector<
 // Linear, bilinear, trilinear and bicubic interpolation: a kernel works out each output's source
 // position (scale, offset, the fraction between neighbours) in float32, or, on a half-precision
 // CPU run, PyTorch 1.13 in the input's own type, so a position of up to the input's size is off by
-// a few units of that (bfloat16: a quarter pixel at 64; linear1d came out 4 times off; float32:
-// 1e-4 of a pixel at 240, beyond a bicubic resize's tolerance on an image). The output then moves by at most that error, 4 units of (size + 1) along each axis (the scale,
-// its product with the index and the offset, each rounded, and the weights from the fraction), times
-// the slope between the inputs it mixes: for the linear modes, the call itself run on the map G of
-// the largest difference between neighbours around each input (every edge of every cell a pixel is
-// a corner of: G interpolated bounds the slope anywhere in a cell, as for roi_align); for bicubic,
+// a few units of that (bfloat16: a quarter pixel at 64, and linear1d came out 4 times off;
+// float32: 1e-4 of a pixel at 240, beyond a bicubic resize's tolerance on an image). The output
+// then moves by at most that error, 4 units of (size + 1) along each axis (the scale, its product
+// with the index and the offset, each rounded, and the weights from the fraction), times the slope
+// between the inputs it mixes: for the linear modes, the call itself run on the map G of the
+// largest difference between neighbours around each input (every edge of every cell a pixel is a
+// corner of: G interpolated bounds the slope anywhere in a cell, as for roi_align); for bicubic,
 // whose weights take both signs, 5 times the plane's largest such difference (the slope of its
-// weights times the 3 steps its 4 taps span). Undefined for other calls or without a half type.
+// weights times the 3 steps its 4 taps span). Undefined for other calls, or with no unit given.
 at::Tensor sampling_position_allowance(const std::string& line, const std::vector<parity::Tensor>& in, double sample_unit) {
   using namespace parity;
   std::string op;
