@@ -160,6 +160,13 @@ std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, 
       for (const size_t i : o.tensor_list) list.push_back(tensors[i]);
       return c10::IValue(list);
     }
+    // Tensor?[] (index_put's indices): a list of tensors, none of them None.
+    if (item->kind() == K::OptionalType && item->castRaw<c10::OptionalType>()->getElementType()->kind() == K::TensorType) {
+      if (o.tensor_list.empty()) return std::nullopt;
+      c10::List<c10::optional<at::Tensor>> list;
+      for (const size_t i : o.tensor_list) list.push_back(tensors[i]);
+      return c10::IValue(list);
+    }
     if (item->kind() == K::IntType || item->kind() == K::SymIntType) {
       const auto ints = o.tensor || !o.tensor_list.empty() ? std::nullopt : int_list(o.text);
       return ints ? std::optional<c10::IValue>(c10::IValue(*ints)) : std::nullopt;

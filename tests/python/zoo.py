@@ -512,7 +512,7 @@ class MoreOps(torch.nn.Module):
     channel_shuffle, index_copy_), element-wise maps (prelu, glu, selu, diff), sums (fold,
     scatter_add, addcmul with a negative value, nn.Bilinear) and NFNet's weight standardisation
     (batch_norm in training mode with no running statistics), and a value pasted through an index
-    of four slices."""
+    of four slices, and rows put by index_put_."""
 
     def __init__(self):
         super().__init__()
@@ -533,7 +533,9 @@ class MoreOps(torch.nn.Module):
         outs.append(f.conv2d(y, standardised.reshape_as(self.ws.weight), padding=1))
         pasted = torch.zeros_like(y)
         pasted[:, :, 1:, 1:] = y[:, :, 1:, 1:] * 2  # an index of four slices, 85 characters (MViTv2's)
-        outs.append(pasted)
+        rows = torch.zeros(8, 64, dtype=y.dtype)
+        rows.index_put_((flipped,), y.flatten(2)[0])
+        outs += [pasted, rows]
         return sum(o.float().sum() for o in outs)
 
 
@@ -610,13 +612,31 @@ def constants():
     return Constants().eval(), idx, None, [("", "tensor", "tensor"), ("lin", None, "lin")]
 
 
+class Lrn(torch.nn.Module):
+    """AlexNet's local response norm: a Python function of torch.nn.functional (pad, avg_pool3d,
+    pow, div), opened so its calls are the layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.lrn = torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.LocalResponseNorm(3)
+
+    def forward(self, x):
+        return self.lrn(self.conv(x))
+
+
+def lrn():
+    torch.manual_seed(0)
+    return Lrn().eval(), _seeded((1, 3, 8, 8)), None, [("lrn", "pow", "lrn.pow"), ("conv", None, "conv")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "pools": pools, "mixed": mixed, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
-          "resize": resize, "kv_cache": kv_cache, "constants": constants}
+          "resize": resize, "kv_cache": kv_cache, "constants": constants,
+          "lrn": lrn}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
