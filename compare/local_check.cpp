@@ -96,6 +96,10 @@ LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const Sid
   // Where an interpolation samples is worked out in float32 at least (the judge's, in float64):
   // in the type itself on a half CPU run.
   if (t && t->half_weights) sample_unit_ = how.exact_inputs ? profile_.u_out() : 0x1p-24;
+  // Its half CPU kernel normalises in the type (torch 1.13's layer_norm and group_norm: x times
+  // 1/s, plus -m/s, times w, plus b, each step rounded; 7 units of the type of
+  // |w| (|x| + |m|) / s + |b| measured, which is at most twice their S): 16 of the type's units.
+  if (how.exact_inputs && t && t->half_steps) steps_u_ = 16 * profile_.u_out();
 }
 
 // One side's local check: the judge runs the side's call on the side's own inputs (or LibTorch
@@ -307,7 +311,7 @@ TensorDiff LocalCheck::against_torch(const LayerSide& s, const ReadCall& read, s
   Tolerance tol = layer_tolerance(o_, profile_, name_, read.op, nullptr, k, p.dtype, inputs);
   if (k < judged.bound_sums.size() && judged.bound_sums[k].defined() && judged.bound_sums[k].numel() == p.x.numel()) {
     const auto sums = std::make_shared<const Tensor>(judged.bound_sums[k]);
-    const double scale = dot_product_bound_scale(judged.bound_terms[k], profile_, u_sum_);
+    const double scale = dot_product_bound_scale(judged.bound_terms[k], profile_, u_sum_) + steps_u_;
     // An Inf or NaN among the terms makes the exact value non-finite: no bound there (an infinite
     // one would pass any value), as for conv2d.
     tol.bound = [sums, scale](int64_t i) {

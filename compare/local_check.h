@@ -83,6 +83,7 @@ class LocalCheck {
   HalfType autocast_to_;
   double u_sum_ = 0x1p-24;  // what a sum's partial sums are rounded to (half_sum: the side's type)
   double sample_unit_ = 0;  // what an interpolation's sample positions are rounded to (half_weights)
+  double steps_u_ = 0;      // a normalisation's steps rounded in the type (half_steps), times S
 };
 
 }  // namespace parity

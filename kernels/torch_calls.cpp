@@ -30,7 +30,8 @@ void set_flag(TorchCall& c, const std::string& flag, const std::string& row) {
       {"fills", &TorchCall::fills},         {"uninitialised", &TorchCall::uninitialised}, {"tied", &TorchCall::tied},
       {"arithmetic", &TorchCall::arithmetic}, {"reflected", &TorchCall::reflected}, {"samples", &TorchCall::samples},
       {"lowp", &TorchCall::lowp}, {"fp32_sum", &TorchCall::fp32_sum}, {"bias_after", &TorchCall::bias_after},
-      {"half_sum", &TorchCall::half_sum}, {"half_weights", &TorchCall::half_weights}};
+      {"half_sum", &TorchCall::half_sum}, {"half_weights", &TorchCall::half_weights},
+      {"half_steps", &TorchCall::half_steps}};
   const auto it = flags.find(flag);
   if (it == flags.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown flag \"" + flag + "\"");
   c.*(it->second) = true;

@@ -16,7 +16,7 @@ struct TorchCall {
   TorchBound bound = TorchBound::None;
   bool placement = false, metadata = false, python_read = false, composite = false, copy = false, cast = false,
        fills = false, uninitialised = false, tied = false, arithmetic = false, reflected = false, samples = false,
-       lowp = false, fp32_sum = false, bias_after = false, half_sum = false, half_weights = false;
+       lowp = false, fp32_sum = false, bias_after = false, half_sum = false, half_weights = false, half_steps = false;
 };
 
 // The call's name as the table keys it, from the op a dump names it by (torch.Tensor.add_,

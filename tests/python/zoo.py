@@ -629,6 +629,26 @@ def lrn():
     return Lrn().eval(), _seeded((1, 3, 8, 8)), None, [("lrn", "pow", "lrn.pow"), ("conv", None, "conv")]
 
 
+class OffsetNorm(torch.nn.Module):
+    """LayerNorm and GroupNorm of activations whose mean is large against their spread (Hiera's
+    blocks): torch 1.13's bfloat16 CPU kernels normalise in bfloat16, each affine step rounded."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.ln, self.gn, self.fc2 = torch.nn.Linear(16, 64), torch.nn.LayerNorm(64), torch.nn.GroupNorm(4, 64), torch.nn.Linear(64, 8)
+        with torch.no_grad():
+            self.ln.weight.normal_(), self.ln.bias.normal_(), self.gn.weight.normal_(), self.gn.bias.normal_()
+
+    def forward(self, x):
+        h = self.fc1(x) + 4.0
+        return self.fc2(self.ln(h) + self.gn(h.transpose(1, 2)).transpose(1, 2))
+
+
+def offset_norm():
+    torch.manual_seed(0)
+    return OffsetNorm().eval(), _seeded((2, 196, 16)), None, [("fc2", None, "fc2"), ("fc1", None, "fc1")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "pools": pools, "mixed": mixed, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
@@ -636,7 +656,7 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
           "resize": resize, "kv_cache": kv_cache, "constants": constants,
-          "lrn": lrn}
+          "lrn": lrn, "offset_norm": offset_norm}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
