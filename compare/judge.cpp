@@ -70,6 +70,9 @@ Tolerance layer_tolerance(const JudgeOptions& o, const PrecisionProfile& profile
     }
     if (chosen) return Tolerance{chosen->atol, chosen->rtol, {}};
   }
+  // A constant made from the numbers its line holds (torch.tensor(1e-8)) is those numbers in its
+  // dtype, bit for bit: no atol under which a wrong tiny constant hides.
+  if (const TorchCall* t = torch_call(op); t && t->literal) return Tolerance{};
   // A dot product's per-element bound needs the inputs (read by the call's shapes, which
   // dot_products checks they have); without them, or without a call parity reads, the dtype's.
   if (!call || (call->traits().dot_products && inputs.empty())) return profile_tolerance(dtype, profile);

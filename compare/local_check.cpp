@@ -91,7 +91,7 @@ LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const Sid
   // linear and cubic interpolation, which weigh and place their samples in the type. Its partial
   // sums are allowed the type's rounding, not float32's.
   const TorchCall* t = torch_call(read.op);
-  const bool in_type = t && (t->half_weights || (t->half_sum && (how.strided_inputs || !reduces_trailing_dims(read.line, how.first_input_rank))));
+  const bool in_type = t && (t->half_weights || (t->half_sum && (how.strided_inputs || !norm_sums_in_float32(read.line, how.first_input_rank))));
   if (how.exact_inputs && in_type) u_sum_ = profile_.u_out();
   // Where an interpolation samples is worked out in float32 at least (the judge's, in float64):
   // in the type itself on a half CPU run.

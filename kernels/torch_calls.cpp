@@ -1,6 +1,7 @@
 #include "kernels/torch_calls.h"
 
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -31,7 +32,7 @@ void set_flag(TorchCall& c, const std::string& flag, const std::string& row) {
       {"arithmetic", &TorchCall::arithmetic}, {"reflected", &TorchCall::reflected}, {"samples", &TorchCall::samples},
       {"lowp", &TorchCall::lowp}, {"fp32_sum", &TorchCall::fp32_sum}, {"bias_after", &TorchCall::bias_after},
       {"half_sum", &TorchCall::half_sum}, {"half_weights", &TorchCall::half_weights},
-      {"half_steps", &TorchCall::half_steps}};
+      {"half_steps", &TorchCall::half_steps}, {"literal", &TorchCall::literal}};
   const auto it = flags.find(flag);
   if (it == flags.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown flag \"" + flag + "\"");
   c.*(it->second) = true;
@@ -105,14 +106,34 @@ const TorchCall* torch_call(const std::string& op) { return row(torch_call_name(
 
 bool is_torch_call(const std::string& op) { return op.rfind("torch.", 0) == 0 || op.rfind("torchvision.", 0) == 0; }
 
-bool reduces_trailing_dims(const std::string& line, size_t rank) {
-  static const std::regex dim_field(R"( dim=(.*?)(?= [A-Za-z_][A-Za-z_0-9]*=|$))");
+namespace {
+
+// The text of a line's field `key=`; nullopt when the line has none.
+std::optional<std::string> field_text(const std::string& line, const std::string& key) {
+  const std::regex field(" " + key + R"(=(.*?)(?= [A-Za-z_][A-Za-z_0-9]*=|$))");
   std::smatch m;
-  if (!std::regex_search(line, m, dim_field) || m[1].str() == "None") return line.find(" arg2=") == std::string::npos;  // norm(x, p, dim): positional
+  if (std::regex_search(line, m, field)) return m[1].str();
+  return std::nullopt;
+}
+
+// The text of an argument given by keyword (any of `keys`) or as arg<pos>; nullopt when neither.
+std::optional<std::string> line_argument(const std::string& line, std::initializer_list<const char*> keys, int pos) {
+  for (const char* key : keys) {
+    if (std::optional<std::string> v = field_text(line, key)) return v;
+  }
+  return field_text(line, "arg" + std::to_string(pos));
+}
+
+}  // namespace
+
+bool norm_sums_in_float32(const std::string& line, size_t rank) {
+  const std::optional<std::string> p = line_argument(line, {"p", "ord"}, 1);
+  if (p && *p != "None" && *p != "2" && *p != "2.0" && *p != "'fro'" && *p != "\"fro\"" && *p != "inf" && *p != "-inf") return false;
+  const std::optional<std::string> dim = line_argument(line, {"dim"}, 2);
+  if (!dim || *dim == "None") return true;
   std::set<int64_t> dims;
   static const std::regex number(R"(-?[0-9]+)");
-  const std::string text = m[1].str();
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(dim->begin(), dim->end(), number); it != std::sregex_iterator(); ++it) {
     int64_t d = std::stoll(it->str());
     if (d < 0) d += int64_t(rank);
     if (d < 0 || d >= int64_t(rank)) return false;

@@ -16,7 +16,7 @@ struct TorchCall {
   TorchBound bound = TorchBound::None;
   bool placement = false, metadata = false, python_read = false, composite = false, copy = false, cast = false,
        fills = false, uninitialised = false, tied = false, arithmetic = false, reflected = false, samples = false,
-       lowp = false, fp32_sum = false, bias_after = false, half_sum = false, half_weights = false, half_steps = false;
+       lowp = false, fp32_sum = false, bias_after = false, half_sum = false, half_weights = false, half_steps = false, literal = false;
 };
 
 // The call's name as the table keys it, from the op a dump names it by (torch.Tensor.add_,
@@ -32,10 +32,11 @@ const TorchCall* torch_call(const std::string& op);
 // `torchvision.`): one parity has no op for, which only LibTorch can run again.
 bool is_torch_call(const std::string& op);
 
-// Whether a recorded call's `dim=` names the trailing dims of its rank-`rank` input, all of them
-// when it names none (absent, None): a reduction a CPU kernel walks contiguously. False where the
-// line gives dims otherwise (positionally) or they are not the trailing ones.
-bool reduces_trailing_dims(const std::string& line, size_t rank);
+// Whether a recorded norm (norm, linalg_norm, linalg_vector_norm: p or ord, then dim, by keyword
+// or as the line's arg1 and arg2) is one whose half CPU kernel sums in float32 (torch 1.13): the
+// 2-norm (p absent, None, 2, 'fro') or a max (inf), over the trailing dims of its rank-`rank`
+// input, all of them when no dim is named. Other p (1, 3, 0.5) sum in the type wherever they run.
+bool norm_sums_in_float32(const std::string& line, size_t rank);
 
 // Whether an argument of that name places a tensor (device=, non_blocking=) instead of saying what
 // is computed.

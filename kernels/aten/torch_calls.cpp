@@ -16,7 +16,9 @@
 #include <ATen/ops/max_pool1d.h>
 #include <ATen/ops/max_pool2d.h>
 #include <ATen/ops/max_pool3d.h>
+#include <ATen/ops/where.h>
 #include <ATen/ops/zeros_like.h>
+#include <ATen/ops/isfinite.h>
 #include <ATen/ops/maximum.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/nan_to_num.h>
@@ -350,8 +352,10 @@ at::Tensor sample_rounding_allowance(const std::string& line, const std::vector<
 // between the inputs it mixes: for the linear modes, the call itself run on the map G of the
 // largest difference between neighbours around each input (every edge of every cell a pixel is a
 // corner of: G interpolated bounds the slope anywhere in a cell, as for roi_align); for bicubic,
-// whose weights take both signs, 5 times the plane's largest such difference (the slope of its
-// weights times the 3 steps its 4 taps span). Undefined for other calls, or with no unit given.
+// whose weights take both signs, 6.5 times G taken over 5 x 5 pixels and interpolated bilinearly
+// (its 4 x 4 taps lie within 2 pixels of the 2 x 2 nearest; sum |w'| <= 3 along an axis, times half
+// the 3 steps the taps span, times sum |w| <= 1.375 along the other). Undefined for other calls, or
+// with no unit given.
 at::Tensor sampling_position_allowance(const std::string& line, const std::vector<parity::Tensor>& in, double sample_unit) {
   using namespace parity;
   std::string op;
@@ -375,17 +379,20 @@ at::Tensor sampling_position_allowance(const std::string& line, const std::vecto
     g.narrow(d, 1, x.size(d) - 1).copy_(at::maximum(g.narrow(d, 1, x.size(d) - 1), step));
   }
   const double position = 4 * sample_unit * double(reach + 1) * double(axes);
-  if (cubic) {
-    const at::Tensor plane = std::get<0>(g.flatten(2).max(2));
-    return (plane * (5 * position)).view({x.size(0), x.size(1), 1, 1});
-  }
   // The edges across each axis too: every pixel takes the largest over its neighbourhood.
-  g = axes == 1 ? at::max_pool1d(g, {3}, {1}, {1}) : axes == 2 ? at::max_pool2d(g, {3, 3}, {1, 1}, {1, 1}) : at::max_pool3d(g, {3, 3, 3}, {1, 1, 1}, {1, 1, 1});
+  if (cubic) {
+    g = at::max_pool2d(g, {5, 5}, {1, 1}, {2, 2});
+  } else {
+    g = axes == 1 ? at::max_pool1d(g, {3}, {1}, {1}) : axes == 2 ? at::max_pool2d(g, {3, 3}, {1, 1}, {1, 1}) : at::max_pool3d(g, {3, 3, 3}, {1, 1, 1}, {1, 1, 1});
+  }
   std::vector<Tensor> on_g = in;
   on_g[0] = from_aten(g.to(to_aten(in[0]).scalar_type()).contiguous());
-  const TorchCallResult slope = aten_torch_call(line, on_g);
+  // Bicubic's G interpolated bilinearly (weights of one sign), at the same places: the same call
+  // with bilinear2d's name, whose arguments are the same.
+  const std::string bilinear = cubic ? std::regex_replace(line, std::regex("upsample_bicubic2d"), "upsample_bilinear2d") : line;
+  const TorchCallResult slope = aten_torch_call(bilinear, on_g);
   if (slope.outputs.empty()) return {};
-  return to_aten(slope.outputs[0]).to(at::kDouble) * position;
+  return to_aten(slope.outputs[0]).to(at::kDouble) * (position * (cubic ? 6.5 : 1));
 }
 
 }  // namespace
@@ -404,15 +411,30 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
   for (size_t k = 0; k < in.size(); ++k) {
     if (in[k].dtype() != DType::Float32 && in[k].dtype() != DType::Float64) continue;
     const double units = samples && k == 1 ? 8 : 1;
-    std::vector<Tensor> nudged = in;
-    nudged[k] = aten_call("nextafter", [&] {
-      const at::Tensor x = to_aten(in[k]);
-      return from_aten(at::nextafter(x, at::full({}, INFINITY, x.options())).contiguous());
-    });
-    const TorchCallResult r = aten_torch_call(line, nudged);
-    for (size_t j = 0; j < base.outputs.size() && j < r.outputs.size(); ++j) {
-      if (!is_floating(base.outputs[j].dtype()) || r.outputs[j].shape() != base.outputs[j].shape()) continue;
-      const at::Tensor d = (to_aten(r.outputs[j]).to(at::kDouble) - to_aten(base.outputs[j]).to(at::kDouble)).abs() * units;
+    // Input k one unit up, and where that leaves the function's domain (erfinv at the largest
+    // float below 1: 1 gives inf), one unit down.
+    const auto moved = [&](double toward) {
+      std::vector<Tensor> nudged = in;
+      nudged[k] = aten_call("nextafter", [&] {
+        const at::Tensor x = to_aten(in[k]);
+        return from_aten(at::nextafter(x, at::full({}, toward, x.options())).contiguous());
+      });
+      return aten_torch_call(line, nudged);
+    };
+    const TorchCallResult up = moved(INFINITY);
+    std::optional<TorchCallResult> down;
+    for (size_t j = 0; j < base.outputs.size() && j < up.outputs.size(); ++j) {
+      if (!is_floating(base.outputs[j].dtype()) || up.outputs[j].shape() != base.outputs[j].shape()) continue;
+      const at::Tensor was = to_aten(base.outputs[j]).to(at::kDouble);
+      at::Tensor d = (to_aten(up.outputs[j]).to(at::kDouble) - was).abs();
+      const at::Tensor lost = ~d.isfinite() & was.isfinite();
+      if (lost.any().item<bool>()) {
+        if (!down) down = moved(-INFINITY);
+        if (j < down->outputs.size() && down->outputs[j].shape() == base.outputs[j].shape()) {
+          d = at::where(lost, (to_aten(down->outputs[j]).to(at::kDouble) - was).abs(), d);
+        }
+      }
+      d = d * units;
       moved_by[j] = moved_by[j].defined() ? moved_by[j] + d : d;
     }
   }

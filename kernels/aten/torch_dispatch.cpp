@@ -611,8 +611,8 @@ std::string call_name(const std::string& op) {
   return name;
 }
 
-// torch.tensor(data) with data a number or nested lists of them as Python writes them ("0.25",
-// "[[1, 2], [3, 4]]", "True"): its values in order, its shape, and what they are (bool, int,
+// torch.tensor(data) with data a number or nested lists or tuples of them as Python writes them
+// ("0.25", "[[1, 2], [3, 4]]", "(0.5, 1.5)", "True"): its values in order, its shape, and what they are (bool, int,
 // float). nullopt for anything else (a tensor in the list, a string).
 struct Literal {
   std::vector<double> values;
@@ -629,13 +629,13 @@ std::optional<Literal> python_literal(const std::string& text) {
     const char c = text[at];
     if (c == ' ' || c == ',') {
       ++at;
-    } else if (c == '[') {
+    } else if (c == '[' || c == '(') {
       if (depth < counts.size()) counts[depth] += 1;
       ++depth, ++at;
       max_depth = std::max(max_depth, depth);
       counts.resize(depth + 1, 0);
       counts[depth] = 0;
-    } else if (c == ']') {
+    } else if (c == ']' || c == ')') {
       if (depth == 0) return std::nullopt;
       const size_t dim = depth - 1;  // the list just closed holds counts[depth] items
       if (lit.shape.size() <= dim) lit.shape.resize(dim + 1, -1);
@@ -643,7 +643,7 @@ std::optional<Literal> python_literal(const std::string& text) {
       lit.shape[dim] = counts[depth];
       --depth, ++at;
     } else {
-      const size_t end = text.find_first_of(",] ", at);
+      const size_t end = text.find_first_of(",]) ", at);
       const std::string token = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
       const std::optional<double> v = python_number(token);
       if (!v) return std::nullopt;
@@ -801,9 +801,9 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           }
           if (name == "upsample_bicubic2d" && wide.at(0).dim() == 4) {
             // Cubic convolution's weights (A = -0.75) take both signs: the call on |x| bounds
-            // nothing. Each output mixes 4 x 4 inputs of its plane, with sum |w| <= 1.25 along each
-            // axis (1.1875 at worst): S = 1.25^2 times the plane's largest |x|.
-            S = std::get<0>(wide[0].abs().flatten(2).max(2, true)).unsqueeze(3) * 1.5625;
+            // nothing. Each output mixes 4 x 4 inputs of its plane, with sum |w| <= 1.375 along each
+            // axis: S = 1.375^2 times the plane's largest |x|.
+            S = std::get<0>(wide[0].abs().flatten(2).max(2, true)).unsqueeze(3) * (1.375 * 1.375);
           } else {
             S = run_op(op, known->aten, sizes, magnitudes).at(0);
           }

@@ -151,14 +151,15 @@ class Scores(torch.nn.Module):
         y, e = self.logits(x) * 300, self.embed(x)  # logits in the hundreds: their rounding moves log_softmax
         unit = e / e.norm(p="fro", dim=-1, keepdim=True)
         return (torch.nn.functional.log_softmax(y, dim=-1).sum() + torch.logsumexp(y, dim=(1, 2)).sum()
-                + torch.nn.functional.cosine_similarity(y, e, dim=-1).sum() + unit.sum() + e.norm())
+                + torch.nn.functional.cosine_similarity(y, e, dim=-1).sum() + unit.sum() + e.norm()
+                + torch.linalg.vector_norm(e, 2, -1).sum() + e.norm(p=1, dim=-1).sum())  # ord and dim by position; a 1-norm
 
 
 def scores():
     torch.manual_seed(0)
     return Scores().eval(), torch.randn(2, 8, 32, generator=torch.Generator().manual_seed(1)), None, [
         ("", "log_softmax", "log_softmax"), ("", "logsumexp", "logsumexp"), ("", "cosine_similarity", "cosine_similarity"),
-        ("", "norm", "norm")]
+        ("", "norm", "norm"), ("", "linalg_vector_norm", "linalg_vector_norm")]
 
 
 class Pools(torch.nn.Module):
@@ -596,14 +597,16 @@ def kv_cache():
 
 class Constants(torch.nn.Module):
     """Values a model makes as it runs: torch.tensor of a Python number (MultiScaleRoIAlign's
-    scales), and an Embedding with max_norm, which renormalises its weight rows in place first."""
+    scales), of a tiny one that guards a division, of a tuple, and an Embedding with max_norm,
+    which renormalises its weight rows in place first."""
 
     def __init__(self):
         super().__init__()
         self.emb, self.lin = torch.nn.Embedding(10, 8, max_norm=1.0), torch.nn.Linear(8, 4)
 
     def forward(self, idx):
-        return self.lin(self.emb(idx) * torch.tensor(0.25))
+        e = self.emb(idx) * torch.tensor(0.25)
+        return self.lin(e / (e.abs() * 1e-7 + torch.tensor(1e-8))) + torch.tensor((0.5, 1.5, 2.5, 3.5))
 
 
 def constants():
@@ -649,6 +652,25 @@ def offset_norm():
     return OffsetNorm().eval(), _seeded((2, 196, 16)), None, [("fc2", None, "fc2"), ("fc1", None, "fc1")]
 
 
+class FlatResize(torch.nn.Module):
+    """A bicubic resize of an image of two flat halves: where all 16 taps are equal, a bfloat16
+    CPU run's error is a unit, whatever the edge between the halves allows elsewhere."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 2, 1)
+
+    def forward(self, x):
+        return torch.nn.functional.interpolate(self.conv(x), scale_factor=2.3, mode="bicubic").sum((2, 3))
+
+
+def flat_resize():
+    torch.manual_seed(0)
+    image = torch.zeros(1, 1, 16, 16)
+    image[..., 8:] = 1.0
+    return FlatResize().eval(), image, None, [("", "upsample_bicubic2d", "upsample_bicubic2d")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "pools": pools, "mixed": mixed, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
@@ -656,7 +678,8 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
           "resize": resize, "kv_cache": kv_cache, "constants": constants,
-          "lrn": lrn, "offset_norm": offset_norm}
+          "lrn": lrn, "offset_norm": offset_norm,
+          "flat_resize": flat_resize}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
