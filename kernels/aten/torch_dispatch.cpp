@@ -388,6 +388,13 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   if (name == "einsum") return std::max<int64_t>(1, x.numel());  // the largest contraction it can be
   const int64_t spatial = std::max<int64_t>(1, x.dim() - 2);
   if (name == "upsample_bicubic2d") return 16;
+  // Antialiased resizing (F.interpolate(..., antialias=True)): a filter as wide as the scale when
+  // it shrinks, so an output mixes up to 3 times the inputs per output along each axis, squared
+  // (9 for bilinear's triangle), and 4 times that for bicubic's wider kernel.
+  if (name == "_upsample_bilinear2d_aa" || name == "_upsample_bicubic2d_aa") {
+    const int64_t per_output = (x.numel() + y.numel() - 1) / std::max<int64_t>(1, y.numel());
+    return (name == "_upsample_bicubic2d_aa" ? 36 : 9) * std::max<int64_t>(1, per_output) + 4;
+  }
   if (name.rfind("upsample_", 0) == 0) return int64_t(1) << spatial;
   if (name == "roi_align" && x.dim() == 4) {  // (input, rois, spatial_scale, pooled_h, pooled_w, sampling_ratio, aligned)
     const std::string ph = text_arg(args, 3, "pooled_height"), pw = text_arg(args, 4, "pooled_width");
@@ -799,10 +806,10 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
             const auto it = sizes.keywords.find(key);
             if (it != sizes.keywords.end() && !it->second.tensor && it->second.text.rfind('-', 0) == 0) it->second.text.erase(0, 1);
           }
-          if (name == "upsample_bicubic2d" && wide.at(0).dim() == 4) {
-            // Cubic convolution's weights (A = -0.75) take both signs: the call on |x| bounds
-            // nothing. Each output mixes 4 x 4 inputs of its plane, with sum |w| <= 1.375 along each
-            // axis: S = 1.375^2 times the plane's largest |x|.
+          if ((name == "upsample_bicubic2d" || name == "_upsample_bicubic2d_aa") && wide.at(0).dim() == 4) {
+            // Cubic convolution's weights (A = -0.75; -0.5 antialiased) take both signs: the call on
+            // |x| bounds nothing. Each output mixes inputs of its plane with sum |w| <= 1.375 along
+            // each axis: S = 1.375^2 times the plane's largest |x|.
             S = std::get<0>(wide[0].abs().flatten(2).max(2, true)).unsqueeze(3) * (1.375 * 1.375);
           } else {
             S = run_op(op, known->aten, sizes, magnitudes).at(0);

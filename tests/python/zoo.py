@@ -671,6 +671,26 @@ def flat_resize():
     return FlatResize().eval(), image, None, [("", "upsample_bicubic2d", "upsample_bicubic2d")]
 
 
+class Antialias(torch.nn.Module):
+    """Antialiased shrinking (F.interpolate(..., antialias=True), as torchvision's Resize does on
+    tensors): filters as wide as the scale. PyTorch 1.13 runs it in float32 and float64 only."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        f, y = torch.nn.functional, self.conv(x)
+        return (f.interpolate(y, size=(13, 11), mode="bilinear", antialias=True).sum((2, 3))
+                + f.interpolate(y, size=(9, 14), mode="bicubic", antialias=True).sum((2, 3)))
+
+
+def antialias():
+    torch.manual_seed(0)
+    return Antialias().eval(), _seeded((1, 3, 40, 40)), None, [("", "_upsample_bilinear2d_aa", "upsample_bilinear2d_aa"),
+                                                              ("", "_upsample_bicubic2d_aa", "upsample_bicubic2d_aa")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "pools": pools, "mixed": mixed, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
@@ -679,7 +699,7 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
           "resize": resize, "kv_cache": kv_cache, "constants": constants,
           "lrn": lrn, "offset_norm": offset_norm,
-          "flat_resize": flat_resize}
+          "flat_resize": flat_resize, "antialias": antialias}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),
