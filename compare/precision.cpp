@@ -112,6 +112,7 @@ PrecisionStats reduction_stats(const std::vector<ReductionSample>& samples, int6
   st.tested = true;
   const double u_in = profile.input_bits < 23 ? profile.u_in() : 0.0, u_out = profile.u_out();
   const double floor = profile.subnormal_spacing / 2;  // an output's rounding error near 0
+  const double floor_in = profile.input_bits < 23 ? floor : 0.0;  // an input's, where inputs round to the type
   double sum_ratio2 = 0, sum_e2 = 0, sum_scale2 = 0;
   int64_t n_ratio = 0;
   std::map<int64_t, std::pair<double, int64_t>> by_channel;  // sum of (e/σ)², count
@@ -121,7 +122,8 @@ PrecisionStats reduction_stats(const std::vector<ReductionSample>& samples, int6
     if (e != 0) st.exact = false;
     const double var = 2 * ((2.0 / 3) * u_in * u_in * s.rss * s.rss + (1.0 / 3) * kU32 * kU32 * s.rss * s.rss +
                             (1.0 / 9) * kU32 * kU32 * double(K) * s.abs_sum * s.abs_sum +
-                            (1.0 / 3) * u_out * u_out * s.expected * s.expected + (1.0 / 3) * floor * floor);
+                            (1.0 / 3) * u_out * u_out * s.expected * s.expected + (1.0 / 3) * floor * floor +
+                            (1.0 / 3) * floor_in * floor_in * s.weight_rss * s.weight_rss);
     if (var > 0) {
       sum_ratio2 += e * e / var, ++n_ratio;
       auto& [sum, count] = by_channel[s.channel];

@@ -13,7 +13,9 @@
 //              + (1/3)·u²·Q_i²              each product rounded to float32
 //              + (1/9)·u²·K·S_i²            float32 accumulation in any order: the worst case
 //                                           (terms of one sign summed one by one) of Σ s_j²·u²/3
-//              + (1/3)·u_out²·y_i² )        the output rounded
+//              + (1/3)·u_out²·y_i²          the output rounded
+//              + (1/3)·h²·(1 + W_i²) )      below float16's normals, where rounding is absolute
+//                                           (h = 2^-25): the output, and each input (W_i² = Σ w²)
 // (2: both sides may round). A correct kernel has E[(e/σ)²] ≤ 1; inputs rounded to 10 bits give
 // e ≈ 0.82 · 2^-11 · Q, which is ≥ 14000 / K times the float32 σ: caught for K up to ~3500.
 //
@@ -80,6 +82,7 @@ struct ReductionSample {
   double abs_sum;  // S_i = Σ|x·w| + |b|
   double rss;      // Q_i = sqrt(Σ (x·w)²)
   int64_t channel = 0;  // the output channel
+  double weight_rss = 0;  // sqrt(Σ w²): what inputs rounded to float16's subnormals move it by
 };
 
 struct PrecisionStats {

@@ -67,17 +67,21 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
   if (op.dot_products && index == 0) {
     const DotProducts d = op.dot_products(call, inputs);
     const double scale = dot_product_bound_scale(d.terms, profile);
+    // An input rounded to float16's subnormals moves by up to half their spacing whatever its size.
+    const double floor_in = profile.input_bits < 23 ? profile.subnormal_spacing / 2 : 0.0;
     // An Inf or NaN among an element's terms makes its exact value Inf or NaN: no rounding
     // bound applies there (an infinite one would pass any two finite values), so the element
     // gets the dtype's tolerance, and finite outputs fail against the judge's non-finite one.
     // An output of another size than the call gives (a recorded line that cannot have made it)
     // gets the dtype's tolerance past the call's elements: the bound never reads past its inputs.
-    t.bound = [scale, scales = d.scales, count = d.shape.numel()](int64_t i) {
+    t.bound = [scale, floor_in, scales = d.scales, count = d.shape.numel()](int64_t i) {
       if (i >= count) return 0.0;
-      const double b = scale * scales(i).abs_sum;
+      const DotScales s = scales(i);
+      const double b = scale * s.abs_sum + floor_in * s.weight_abs_sum;
       return std::isfinite(b) ? b : 0.0;
     };
-    // S >= |exact|, and a right side is within scale * S of it: min(|a|, |b|) <= (1 + scale) S.
+    // S >= |exact|, and a right side is within scale * S + f W of it (f W: subnormal inputs), so
+    // min(|a|, |b|) <= (1 + scale) S + f W, and bound / min(|a|, |b|) >= scale / (1 + scale).
     t.bound_floor = scale / (1 + scale), t.floor_count = d.shape.numel();
     t.floor_holds = std::make_shared<LazyAnswer>([inputs] { return all_finite(inputs); });
   } else if (op.extra_atol) {
@@ -131,7 +135,7 @@ PrecisionStats dot_product_stats(const DotProducts& d, const ElementValues* expe
       const int64_t i = ds.element(ds.positions[k], oc);
       const DotScales& s = scales[k * size_t(OC) + size_t(oc)];
       const double want = expected ? (*expected)(i) : s.exact;
-      samples.push_back({want, actual(i), s.abs_sum, std::sqrt(s.sum_sq), oc});
+      samples.push_back({want, actual(i), s.abs_sum, std::sqrt(s.sum_sq), oc, std::sqrt(s.weight_sq)});
     }
   }
   return reduction_stats(samples, d.terms, profile);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -208,6 +209,46 @@ NmsCheck check_nms_keep(const Tensor& boxes, const Tensor& scores, double iou_th
   }
   if (check_kept_order(kept, c) && check_kept_pairs(kept, iou_threshold, delta, kept_grid ? &*kept_grid : nullptr, c)) {
     check_suppressed(b, s, n, kept, at, iou_threshold, delta, all_grid ? &*all_grid : nullptr, c);
+  }
+  return c;
+}
+
+NmsCheck check_nms_keep_by_class(const Tensor& boxes, const Tensor& scores, const Tensor& classes, double iou_threshold,
+                                 const Tensor& keep, double delta) {
+  require_float32("check_nms_keep_by_class", "scores", scores, scores.shape().rank() == 1, "[N]");
+  const int64_t n = scores.numel();
+  require_float32("check_nms_keep_by_class", "boxes", boxes, boxes.shape() == Shape{n, 4}, "[N,4], N the number of scores");
+  if (!classes.defined() || classes.dtype() != DType::Int64 || classes.shape() != Shape{n}) {
+    throw Error("check_nms_keep_by_class: classes must be int64 [N], N the number of scores");
+  }
+  NmsCheck c;
+  std::vector<int64_t> at;
+  if (!check_index_tensor(c, "keep", keep, "[K]") || !locate_indices(c, "keep", "box", keep, n, at)) return c;
+  const float *b = boxes.data<float>(), *s = scores.data<float>();
+  if (!check_kept_order(Kept(b, s, keep), c)) return c;
+  c.ties = 0;  // counted class by class below
+  const int64_t* cls = classes.data<int64_t>();
+  std::map<int64_t, std::vector<int64_t>> members;  // class -> its boxes, ascending
+  for (int64_t i = 0; i < n; ++i) members[cls[i]].push_back(i);
+  const int64_t* k = keep.data<int64_t>();
+  for (const auto& [label, idx] : members) {
+    const auto m = int64_t(idx.size());
+    Tensor sub_boxes(DType::Float32, Shape{m, 4}), sub_scores(DType::Float32, Shape{m});
+    std::vector<int64_t> local(size_t(n), -1), sub_keep;
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t i = idx[size_t(j)];
+      local[size_t(i)] = j;
+      std::copy(b + i * 4, b + i * 4 + 4, sub_boxes.mutable_data<float>() + j * 4);
+      sub_scores.mutable_data<float>()[j] = s[i];
+    }
+    for (int64_t q = 0; q < keep.numel(); ++q) {
+      if (cls[k[q]] == label) sub_keep.push_back(local[size_t(k[q])]);
+    }
+    Tensor sub(DType::Int64, Shape{int64_t(sub_keep.size())});
+    std::copy(sub_keep.begin(), sub_keep.end(), sub.mutable_data<int64_t>());
+    const NmsCheck one = check_nms_keep(sub_boxes, sub_scores, iou_threshold, sub, delta);
+    c.ties += one.ties, c.near_threshold += one.near_threshold;
+    if (!one.valid) return fail(c, fmt::format("class {} (its boxes numbered among themselves): {}", label, one.violation)), c;
   }
   return c;
 }

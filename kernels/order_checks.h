@@ -43,6 +43,13 @@ struct NmsCheck {
 NmsCheck check_nms_keep(const Tensor& boxes, const Tensor& scores, double iou_threshold, const Tensor& keep,
                         double delta = 1e-5, bool all_pairs = false);
 
+// torchvision's batched_nms on its per-class path: `keep` lists boxes in non-increasing score,
+// and the kept boxes of each class (`classes`, int64 [N]) are a valid NMS of that class's boxes
+// alone, raw coordinates, as check_nms_keep says. A violation inside a class numbers that class's
+// boxes among themselves, and says so.
+NmsCheck check_nms_keep_by_class(const Tensor& boxes, const Tensor& scores, const Tensor& classes, double iou_threshold,
+                                 const Tensor& keep, double delta = 1e-5);
+
 struct OrderCheck {
   bool valid = true;
   int64_t ties = 0;       // adjacent positions holding equal keys

@@ -669,6 +669,58 @@ std::optional<Literal> python_literal(const std::string& text) {
   return lit;
 }
 
+// F.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+// scale=None, enable_gqa=False), which torch 2's MultiheadAttention and transformers call, and its
+// fused CUDA kernels (flash, memory-efficient, cuDNN) run: softmax(q k^T scale + mask) v in
+// float64, on any LibTorch (1.13 has no such operator). Its bound: with P the attention weights,
+// M_i = max over keys of sum_e |q_ie k_je| and E, L the head and key lengths, a score moves by
+// (E + 2) u_sum + 2 u_in of scale M_i (its dot product, q and k rounded to the type), a weight
+// relatively by twice that, and the output by sum_j P_ij |v_j| times that plus its own sum of L
+// terms, v and P rounded to the type (the fused kernels round P before the second product):
+// S = P|v| (1 + 2 scale M) with K = max(E, L) + 4 covers both.
+TorchCallResult attention_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in) {
+  const Args args = read_line(line, in.size());
+  const std::string dropout = text_arg(args, 4, "dropout_p");
+  if (!dropout.empty() && python_number(dropout).value_or(1) != 0) throw Error(op + " with dropout draws random numbers");
+  const std::string causal = text_arg(args, 5, "is_causal"), scale_text = text_arg(args, 6, "scale"), gqa = text_arg(args, 7, "enable_gqa");
+  return aten_call(op.c_str(), [&] {
+    aten_threads();
+    std::vector<at::Tensor> tensors, wide;
+    for (const Tensor& t : in) {
+      tensors.push_back(to_aten(t));
+      wide.push_back(tensors.back().is_floating_point() ? tensors.back().to(at::kDouble) : tensors.back());
+    }
+    const std::optional<at::Tensor> q = tensor_arg(args, wide, 0, "query"), k = tensor_arg(args, wide, 1, "key"),
+                                    v = tensor_arg(args, wide, 2, "value"), mask = tensor_arg(args, wide, 3, "attn_mask");
+    if (!q || !k || !v || q->dim() < 2) throw Error(op + " without its query, key and value recorded");
+    at::Tensor key = *k, value = *v;
+    if (gqa == "True" && q->dim() >= 3 && key.size(-3) != q->size(-3)) {  // grouped-query: each key head serves several query heads
+      key = key.repeat_interleave(q->size(-3) / key.size(-3), -3);
+      value = value.repeat_interleave(q->size(-3) / value.size(-3), -3);
+    }
+    const int64_t E = q->size(-1), L = key.size(-2);
+    const double scale = scale_text.empty() || scale_text == "None" ? 1 / std::sqrt(double(E)) : python_number(scale_text).value_or(NAN);
+    if (!std::isfinite(scale)) throw Error(op + "'s scale is not a number in the line");
+    at::Tensor scores = q->matmul(key.transpose(-2, -1)) * scale;
+    at::Tensor allowed;  // where a key may be attended to; undefined: everywhere
+    if (causal == "True") allowed = at::ones({q->size(-2), L}, at::TensorOptions().dtype(at::kBool)).tril();
+    if (mask && mask->scalar_type() == at::kBool) {
+      allowed = allowed.defined() ? allowed.logical_and(*mask) : *mask;
+    } else if (mask) {
+      scores = scores + *mask;
+    }
+    if (allowed.defined()) scores = scores.masked_fill(allowed.logical_not(), -INFINITY);
+    const at::Tensor weights = scores.softmax(-1);
+    const at::Tensor y = weights.matmul(value);
+    const at::Tensor reach = std::get<0>(q->abs().matmul(key.abs().transpose(-2, -1)).max(-1, true));  // M_i
+    TorchCallResult r;
+    r.bound_sums.push_back(from_aten((weights.matmul(value.abs()) * (1 + 2 * scale * reach)).expand_as(y).contiguous()));
+    r.bound_terms.push_back(std::max(E, L) + 4);
+    r.outputs.push_back(from_aten(y.to(tensors[0].scalar_type()).contiguous()));
+    return r;
+  });
+}
+
 }  // namespace
 
 // A normalisation's S: with mean m, deviation s and z_i = (x_i - m) / s over each group of K values
@@ -742,6 +794,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
       return r;
     });
   }
+  if (known && known->bound == TorchBound::Attention) return attention_call(op, line, in);
   if (!known || known->aten.empty()) {
     throw Error("parity cannot run " + op + " again: no error bound for it is known here (python/parity_torch/torch_calls.tsv)");
   }

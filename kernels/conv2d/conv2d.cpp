@@ -79,15 +79,17 @@ void gather_window(const Conv2dParams& p, const float* x, int64_t n, int64_t g, 
 // which moves them by a few float64 ulps at most.
 __attribute__((target_clones("avx512f", "avx2", "default"))) DotScales window_scales(const double* window, const float* w,
                                                                                     int64_t K, double bias) {
-  double abs_sum = 0, sum_sq = 0, exact = 0;
-#pragma omp simd reduction(+ : abs_sum, sum_sq, exact)
+  double abs_sum = 0, sum_sq = 0, exact = 0, w_abs = 0, w_sq = 0;
+#pragma omp simd reduction(+ : abs_sum, sum_sq, exact, w_abs, w_sq)
   for (int64_t k = 0; k < K; ++k) {
-    const double t = window[k] * double(w[k]);
+    const double wk = double(w[k]), t = window[k] * wk;
     abs_sum += std::fabs(t);
     sum_sq += t * t;
     exact += t;
+    w_abs += std::fabs(wk);
+    w_sq += wk * wk;
   }
-  return {abs_sum + std::fabs(bias), sum_sq, exact + bias};
+  return {abs_sum + std::fabs(bias), sum_sq, exact + bias, w_abs, w_sq};
 }
 
 // The scales of output element i's dot product (i over N x OC x OH x OW).

@@ -19,15 +19,39 @@ void NmsParams::validate() const {
   if (!(iou >= 0 && iou <= 1)) throw Error("nms: iou threshold must be in [0, 1] (boxes=" + boxes + ")");
   if (!batched && max_wh != 7680) throw Error("nms: max_wh applies to batched nms only");
   if (!(max_wh > 0) || !std::isfinite(max_wh)) throw Error("nms: max_wh must be positive");
+  if (batched && by_class) throw Error("nms: batched (YOLOv5's class shift) and by_class (torchvision's batched_nms) exclude each other");
 }
 
 std::vector<TensorSpec> NmsParams::inputs() const {
   std::vector<TensorSpec> in = {{"boxes", DType::Float32, Shape{n, 4}}, {"scores", DType::Float32, Shape{n}}};
   if (batched) in.push_back({"classes", DType::Float32, Shape{n}});
+  if (by_class) in.push_back({"idxs", DType::Int64, Shape{n}});
   return in;
 }
 
+namespace {
+// torchvision's _batched_nms_coordinate_trick: offsets = idxs.to(boxes) * (boxes.max() + 1), each
+// step rounded to float32, added to every coordinate.
+Tensor class_shifted_boxes(const Tensor& boxes, const Tensor& idxs) {
+  Tensor out(DType::Float32, boxes.shape());
+  const int64_t n = idxs.numel();
+  if (n == 0) return out;
+  const float* b = boxes.data<float>();
+  const int64_t* c = idxs.data<int64_t>();
+  float top = b[0];
+  for (int64_t k = 1; k < n * 4; ++k) top = std::isnan(b[k]) || std::isnan(top) ? NAN : std::max(top, b[k]);
+  const float step = top + 1.0f;
+  float* o = out.mutable_data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const float shift = float(c[i]) * step;
+    for (int k = 0; k < 4; ++k) o[i * 4 + k] = b[i * 4 + k] + shift;
+  }
+  return out;
+}
+}  // namespace
+
 Tensor nms_offset_boxes(const NmsParams& p, const std::vector<Tensor>& in) {
+  if (p.by_class) return class_shifted_boxes(in[0], in[2]);
   if (!p.batched) return in[0];
   Tensor out(DType::Float32, Shape{p.n, 4});
   const float *b = in[0].data<float>(), *c = in[2].data<float>();
@@ -93,6 +117,9 @@ void fill_boxes(Tensor& t, const RngStream& rng) {
 bool seed_nms_input(const Call&, const TensorSpec& s, const RngStream& rng, double, Tensor& t) {
   if (s.name == "boxes") {
     fill_boxes(t, rng);
+  } else if (s.name == "idxs") {
+    int64_t* p = t.mutable_data<int64_t>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = rng.integer(uint64_t(i), 0, 5);
   } else if (s.name == "classes") {
     float* p = t.mutable_data<float>();
     for (int64_t i = 0; i < t.numel(); ++i) p[i] = float(rng.integer(uint64_t(i), 0, 80));
@@ -106,11 +133,12 @@ bool seed_nms_input(const Call&, const TensorSpec& s, const RngStream& rng, doub
 
 OpTraits nms_traits() {
   OpTraits t = traits_for<NmsParams>(nms_op(nms_ref), PARITY_CUDA_OP(nms_op(nms_cuda)));
-  t.examples = {"nms boxes=100x4 iou=0.6 batched"};
+  t.examples = {"nms boxes=100x4 iou=0.6 batched", "nms boxes=100x4 iou=0.5 by_class"};
   t.seed_input = seed_nms_input;
   t.check_answer = [](const Call& call, const std::vector<Tensor>& in, const Tensor& keep) {
     const NmsParams p = call.params<NmsParams>();
-    const NmsCheck c = check_nms_keep(nms_offset_boxes(p, in), in[1], p.iou, keep);
+    NmsCheck c = check_nms_keep(nms_offset_boxes(p, in), in[1], p.iou, keep);
+    if (!c.valid && p.by_class) c = check_nms_keep_by_class(in[0], in[1], in[2], p.iou, keep);  // the per-class path
     return AnswerCheck{c.valid,
                        "a valid NMS of its inputs: " + std::to_string(c.ties) + " decisions on score ties, " +
                            std::to_string(c.near_threshold) + " IoUs within 1e-5 of the threshold",

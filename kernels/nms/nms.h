@@ -13,7 +13,12 @@
 // shifted by class * max_wh (7680) in float32 so boxes of different classes never overlap,
 // then nms as above. The third input holds the class of each box as float32, as YOLOv5 keeps
 // it in column 5.
-// Line: nms boxes=Nx4 iou=T [batched [max_wh=7680]]   (inputs boxes, scores[, classes])
+// by_class: torchvision.ops.batched_nms: boxes whose idxs (int64) differ never suppress each
+// other. torchvision takes one of two paths by box count and device (per class on the CPU above
+// 4000 coordinates, one nms of boxes shifted by idxs * (max coordinate + 1) below, and on CUDA up
+// to 20000): the shifted boxes' IoUs round otherwise than the raw ones, so an answer is valid when
+// either path's IoUs make it one. The reference runs the shifted path.
+// Line: nms boxes=Nx4 iou=T [batched [max_wh=7680] | by_class]   (inputs boxes, scores[, classes | idxs])
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -29,12 +34,14 @@ struct NmsParams {
   double iou = 0.5;
   bool batched = false;
   double max_wh = 7680;
+  bool by_class = false;
 
   template <class Self, class F> static void fields(Self& p, F& f) {  // the line's fields, in order (kernels/op_line.h)
     f.rows("boxes", p.n, 4);
     f.real("iou", p.iou);
     f.flag("batched", p.batched);
     f.real("max_wh", p.max_wh, 7680);
+    f.flag("by_class", p.by_class);
   }
   static NmsParams parse(std::string_view line);  // validates
   std::string str() const;
@@ -137,7 +144,9 @@ std::string nms_aten_kind();
 // The project's CUDA kernel (<op>_cuda.cu; built with nvcc, runs where a GPU is present).
 Tensor nms_cuda(const NmsParams& p, const std::vector<Tensor>& in);
 
-// The boxes nms works on: in batched mode boxes + class * max_wh (float32), else boxes itself.
+// The boxes nms works on: in batched mode boxes + class * max_wh (float32), by_class boxes +
+// idxs * (max coordinate + 1) (float32, torchvision's batched_nms below its size threshold), else
+// boxes itself.
 Tensor nms_offset_boxes(const NmsParams& p, const std::vector<Tensor>& in);
 
 OpFn nms_op(decltype(&nms_ref) fn);

@@ -76,6 +76,11 @@ __global__ void mask_kernel(const float* __restrict__ sorted, const float* __res
 Tensor nms_cuda(const NmsParams& p, const std::vector<Tensor>& in) {
   check_inputs(NmsParams::kName, p.inputs(), in);
   cuda::require_gpu(NmsParams::kName);
+  if (p.by_class) {  // torchvision's shift needs the largest coordinate first: made on the host, then one nms
+    NmsParams plain = p;
+    plain.by_class = false;
+    return nms_cuda(plain, {nms_offset_boxes(p, in), in[1]});
+  }
   const int64_t n = p.n;
   if (n == 0) return Tensor(DType::Int64, Shape{0});
   const cuda::DeviceBuffer boxes = cuda::to_device(in[0]), scores = cuda::to_device(in[1]);

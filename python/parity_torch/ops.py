@@ -180,6 +180,14 @@ def nms(boxes, scores, iou_threshold):
     return Known("nms", [f"boxes={shape_text(boxes)}", f"iou={float(iou_threshold)!r}"], [("boxes", boxes), ("scores", scores)])
 
 
+def batched_nms(boxes, scores, idxs, iou_threshold):
+    """torchvision.ops.batched_nms as one call, whichever path torchvision takes inside."""
+    if not (torch.is_tensor(idxs) and idxs.dtype == torch.int64 and idxs.dim() == 1) or nms(boxes, scores, iou_threshold) is None:
+        return None
+    return Known("nms", [f"boxes={shape_text(boxes)}", f"iou={float(iou_threshold)!r}", "by_class"],
+                 [("boxes", boxes), ("scores", scores), ("idxs", idxs)])
+
+
 def _arg(args, kwargs, i, name, default=None):
     if len(args) > i:
         return args[i]
@@ -218,6 +226,8 @@ def known_function(name, args, kwargs, in_place=False):
             return index(args[0], args[1])
         if name == "nms":
             return nms(a(0, "boxes"), a(1, "scores"), a(2, "iou_threshold"))
+        if name == "batched_nms":
+            return batched_nms(a(0, "boxes"), a(1, "scores"), a(2, "idxs"), a(3, "iou_threshold"))
     except (TypeError, ValueError, IndexError, AttributeError):
         return None  # an argument form not foreseen here: values only, never a wrong line
     return None
@@ -246,6 +256,9 @@ def known_module(module, args):
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+# A tensor's repr inside an argument (a slice bound, Mask R-CNN's paste_mask_in_image) names its
+# device: never part of the call, or a CUDA run would have run another call than a CPU run.
+_DEVICE = re.compile(r",device='[^']*'")
 # An argument's text is kept whole up to here: an index of four slices (MViTv2's
 # attn[:, :, 1:, 1:] = ...) is 87 characters, and one cut short cannot be run again.
 _LONGEST_ARGUMENT = 4000
@@ -257,7 +270,7 @@ def values_only_line(op, tensors, others):
     for key, value in others:
         # An object's repr holds its memory address (quantized weights' packed params): never part
         # of the call, or a model would differ from a copy of itself.
-        text = "".join(_ADDRESS.sub("", repr(value)).split())
+        text = _DEVICE.sub("", "".join(_ADDRESS.sub("", repr(value)).split()))
         if len(text) > _LONGEST_ARGUMENT:  # a huge literal: cut, and its digest keeps two such calls apart
             text = text[:_LONGEST_ARGUMENT] + "...#" + hashlib.sha1(text.encode()).hexdigest()[:16]
         fields.append(f"{key}={text}")

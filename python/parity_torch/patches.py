@@ -2,7 +2,7 @@
 
 torch 1.13's TorchFunctionMode does not see indexing with a single key (`x[mask]`, `x[i]`) nor
 torchvision's nms (a torch.ops call), so Tensor.__getitem__/__setitem__ and torchvision.ops.nms are
-wrapped. Those are shared by every thread, while dump blocks open and close per thread and in any
+wrapped; so is torchvision.ops.batched_nms, recorded as one call. Those are shared by every thread, while dump blocks open and close per thread and in any
 order: the wrappers go in when the first block opens and come out when the last one closes (a
 count under a lock), and each wrapped call goes to the recorders open on its own thread, the one
 opened last first, or straight to the original when there are none. Nothing a block leaves behind
@@ -32,8 +32,9 @@ def _targets():
     found = [(torch.Tensor, "__getitem__"), (torch.Tensor, "__setitem__")]
     for module in ("torchvision.ops", "torchvision.ops.boxes"):  # only if the model imported it
         owner = sys.modules.get(module)
-        if owner is not None and getattr(owner, "nms", None) is not None:
-            found.append((owner, "nms"))
+        # batched_nms takes one of two paths by box count and device (per class on the CPU, one nms
+        # of shifted boxes on CUDA): one call, or a CPU run and a CUDA run would differ in structure.
+        found += [(owner, name) for name in ("nms", "batched_nms") if owner is not None and getattr(owner, name, None) is not None]
     return found
 
 

@@ -233,6 +233,43 @@ TEST(Precision, Float16OutputsNearZeroRoundOnItsSubnormalGrid) {
   EXPECT_EQ(bad.defective(), Sides::B) << bad.reason;
 }
 
+// fp16 autocast on a GPU: B records the float32 activation, and its conv rounds it to float16
+// inside. Below float16's normals (2^-14) an input moves by up to 2^-25 whatever its size: Mask
+// R-CNN's squeeze-excitation inputs of 1e-6 under autocast on an H200 were 8.5 times what a
+// rounding relative to each input allows, and the correct CUDA side was named the origin.
+TEST(Precision, Float16AutocastRoundsInputsOnItsSubnormalGrid) {
+  Case c;
+  c.name = "fc1", c.line = "conv2d x=2x672x1x1 w=168x672x1x1 bias";
+  std::vector<Tensor> in = seeded_inputs(c, 11);
+  for (size_t k : {size_t(0), size_t(2)}) {  // activations and outputs of 1e-6
+    for (int64_t i = 0; i < in[k].numel(); ++i) in[k].mutable_data<float>()[i] *= 1e-6f;
+  }
+  // torchvision's init of a squeezing 1x1 conv: std sqrt(2 / fan_out) = 0.11 (0.18 here), not 1 / sqrt(fan_in)
+  for (int64_t i = 0; i < in[1].numel(); ++i) in[1].mutable_data<float>()[i] *= 8.0f;
+  auto rounded = [](const Tensor& t) {  // float16 values, kept in float32
+    Tensor f = t.clone();
+    for (int64_t i = 0; i < f.numel(); ++i) f.mutable_data<float>()[i] = half_to_float(float_to_half(f.data<float>()[i]));
+    return f;
+  };
+  const Tensor out32 = backend("ref").run(c.line, in)[0];
+  const Tensor out16 = rounded(backend("ref").run(c.line, {rounded(in[0]), rounded(in[1]), rounded(in[2])})[0]);
+  Tensor bad16 = out16.clone();
+  for (int64_t i = 3; i < bad16.numel(); i += 168) bad16.mutable_data<float>()[i] += 1e-6f;  // channel 3 off
+  auto side = [&](Tensor out) {
+    LayerSide s;
+    s.line = c.line, s.roles = {"out0"}, s.outputs = {std::move(out)};
+    s.inputs = [in] { return in; };
+    return s;
+  };
+  JudgeOptions o;
+  o.precision = Precision::Fp16;
+  const LayerVerdict ok = judge_layer(c.name, side(out32), side(out16), false, o);
+  EXPECT_EQ(ok.state, State::Passed) << ok.reason;
+  const LayerVerdict bad = judge_layer(c.name, side(out32), side(bad16), false, o);
+  EXPECT_EQ(bad.state, State::Failed) << bad.reason;
+  EXPECT_EQ(bad.defective(), Sides::B) << bad.reason;
+}
+
 // One value rounded to float16 on one side and to bfloat16 on the other (two runs of two half
 // types given the same float32 weights) is recognised element for element, subnormal float16
 // values and float16's coarser rounding of tiny ones included; a value one bfloat16 unit off is not.

@@ -103,8 +103,8 @@ class CellLoop(torch.nn.Module):
         self.lstm, self.gru, self.head = torch.nn.LSTMCell(8, 16), torch.nn.GRUCell(16, 12), torch.nn.Linear(12, 3)
 
     def forward(self, x):
-        h = c = torch.zeros(x.shape[0], 16, dtype=x.dtype)
-        g = torch.zeros(x.shape[0], 12, dtype=x.dtype)
+        h = c = torch.zeros(x.shape[0], 16, dtype=x.dtype, device=x.device)
+        g = torch.zeros(x.shape[0], 12, dtype=x.dtype, device=x.device)
         for t in range(x.shape[1]):
             h, c = self.lstm(x[:, t], (h, c))
             g = self.gru(h, g)
@@ -407,7 +407,7 @@ def raft():
     """torchvision's RAFT (small): correlation pyramid, grid_sample lookups, a recurrent update block."""
     torch.manual_seed(0)
     m = torchvision.models.optical_flow.raft_small(weights=None).eval()
-    frames = _seeded((2, 3, 64, 64))
+    frames = _seeded((2, 3, 128, 128))  # torchvision 0.15 on refuses feature maps below 16 (128 px)
     return m, frames, lambda mm, x: mm(x[:1], x[1:], num_flow_updates=2), [
         ("", "grid_sampler", "grid_sampler"), ("update_block.motion_encoder.convflow1", None, "update_block.motion_encoder.convflow1.0")]
 
@@ -525,7 +525,7 @@ class MoreOps(torch.nn.Module):
         f = torch.nn.functional
         y = self.conv(x)
         cols = f.unfold(y, 3, padding=1)
-        flipped = torch.arange(8).flip(0)
+        flipped = torch.arange(8, device=x.device).flip(0)
         outs = [self.prelu(y), cols, f.fold(cols * 0.5, (8, 8), 3, padding=1), torch.repeat_interleave(y, 2, dim=1),
                 f.channel_shuffle(y, 2), f.glu(y, 1), f.selu(y), torch.diff(y, dim=-1),
                 torch.zeros_like(y).scatter_add(1, flipped.view(1, 8, 1, 1).expand_as(y), y), torch.addcmul(y, y, y, value=-0.5),
@@ -534,7 +534,7 @@ class MoreOps(torch.nn.Module):
         outs.append(f.conv2d(y, standardised.reshape_as(self.ws.weight), padding=1))
         pasted = torch.zeros_like(y)
         pasted[:, :, 1:, 1:] = y[:, :, 1:, 1:] * 2  # an index of four slices, 85 characters (MViTv2's)
-        rows = torch.zeros(8, 64, dtype=y.dtype)
+        rows = torch.zeros(8, 64, dtype=y.dtype, device=y.device)
         rows.index_put_((flipped,), y.flatten(2)[0])
         outs += [pasted, rows]
         return sum(o.float().sum() for o in outs)
@@ -606,7 +606,8 @@ class Constants(torch.nn.Module):
 
     def forward(self, idx):
         e = self.emb(idx) * torch.tensor(0.25)
-        return self.lin(e / (e.abs() * 1e-7 + torch.tensor(1e-8))) + torch.tensor((0.5, 1.5, 2.5, 3.5))
+        # The scalars stay on the CPU (a 0-d tensor joins a CUDA one as a number); the row cannot.
+        return self.lin(e / (e.abs() * 1e-7 + torch.tensor(1e-8))) + torch.tensor((0.5, 1.5, 2.5, 3.5), device=idx.device)
 
 
 def constants():

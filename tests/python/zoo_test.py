@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 import support
 
@@ -103,6 +104,17 @@ class Identity(InTempFolder):
             self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
             self.assertTrue(any("into Python numbers" in (l.get("reason") or "") for l in report["layers"]), out[-3000:])
 
+    def test_batched_nms_on_its_cpu_path_against_its_cuda_path(self):
+        x = torch.rand(1500, 4, generator=torch.Generator().manual_seed(3))
+        a = self.dumps("nms-cpu", BoxHead(), BoxHead(), lambda m, x: m(x), x)[0]
+        with either_batched_nms_path():
+            b = self.dumps("nms-cuda", BoxHead(), BoxHead(), lambda m, x: m(x), x)[0]
+        for first, second in ((a, b), (b, a)):
+            code, out, report = compare(first, second)
+            self.assertEqual((code, report["failed"], report["structural"], report["unchecked"]), (0, 0, 0, 0), out[-3000:])
+            nms = [l for l in report["layers"] if l["op"] == "nms"]
+            self.assertEqual(len(nms), 1, out[-3000:])
+
     def test_a_quantized_model_against_a_copy_of_itself(self):
         torch.manual_seed(0)
         net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).eval()
@@ -110,6 +122,23 @@ class Identity(InTempFolder):
         a, b = self.dumps("quantized", q, copy.deepcopy(q), lambda m, x: m(x), torch.randn(2, 16))
         code, out, report = compare(a, b)
         self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
+
+
+class BoxHead(torch.nn.Module):
+    """Boxes, scores and classes into torchvision's batched_nms, with 1500 boxes: more than the 4000
+    coordinates above which it runs nms class by class on the CPU, fewer than the 20000 of CUDA,
+    where it runs one nms of boxes shifted by class."""
+
+    def forward(self, x):
+        boxes = torch.cat([x[:, :2] * 60, x[:, :2] * 60 + 4 + x[:, 2:] * 20], 1)
+        keep = zoo.torchvision.ops.batched_nms(boxes, x.sum(1).sigmoid(), (x[:, 3] * 1000).long() % 5, 0.5)
+        return boxes[keep] * 2
+
+
+def either_batched_nms_path():
+    """B runs batched_nms's shifted path, as CUDA does."""
+    boxes_module = zoo.torchvision.ops.boxes
+    return unittest.mock.patch.object(boxes_module, "_batched_nms_vanilla", boxes_module._batched_nms_coordinate_trick)
 
 
 class Steered(torch.nn.Module):
