@@ -242,6 +242,14 @@ bool only_numbers_differ(const std::string& ca, const std::string& cb) {
   return std::regex_replace(ca, digits, "#") == std::regex_replace(cb, digits, "#");
 }
 
+// Two canonical lines that differ only in the values of tensors written into their arguments
+// (`x[t0:t1] = v` with tensor bounds, as Mask R-CNN pastes a mask at its box's integer corners):
+// values the run computed, not the model's code.
+bool only_tensor_values_differ(const std::string& ca, const std::string& cb) {
+  static const std::regex tensor_text(R"(tensor\([^()]*\))");
+  return std::regex_replace(ca, tensor_text, "tensor(#)") == std::regex_replace(cb, tensor_text, "tensor(#)");
+}
+
 // The same op with the same fields, whatever their values.
 bool same_fields(const std::string& ca, const std::string& cb) {
   if (ca == cb) return true;

@@ -232,6 +232,13 @@ void LocalCheck::take_output_check(SideCheck& c, const std::string& role, const 
     c.ok = false, c.structural = r.diff.structural;
     c.note = role + ": " + judge_labels(r.diff.reason, s_label);
     if (const std::string hint = reduced_precision_hint(r.stats, profile_); !hint.empty()) c.note += "; " + hint;
+    // Inf or NaN where the judge's value is finite but beyond float16's range: the run overflows its type
+    // (the model's values do not fit float16), which no correct kernel avoids.
+    const TensorDiff& d = r.diff;
+    if (d.nonfinite_mismatches > 0 && profile_.id == Precision::Fp16 && std::isfinite(d.worst_a) && !std::isfinite(d.worst_b) &&
+        std::fabs(d.worst_a) > 65504) {
+      c.note += "; the judge's value there is beyond float16's largest (65504): this run overflows float16";
+    }
   } else if (r.stats.failed) {
     c.ok = false, c.statistical = true;
     c.note = role + ": " + precision_failure_note(r.stats, profile_);

@@ -233,6 +233,34 @@ TEST(Precision, Float16OutputsNearZeroRoundOnItsSubnormalGrid) {
   EXPECT_EQ(bad.defective(), Sides::B) << bad.reason;
 }
 
+// Outputs beyond float16's largest finite value (65504) are Inf in a float16 run: a model whose
+// values do not fit the type, said so at the layer where it first overflows.
+TEST(Precision, Float16OverflowIsSaidAtItsLayer) {
+  const std::string line = "conv2d x=1x4x2x2 w=2x4x1x1";
+  auto filled = [](DType dtype, const Shape& shape, float v) {
+    Tensor t(dtype, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (dtype == DType::Float16) t.mutable_data<Half>()[i] = float_to_half(v);
+      else t.mutable_data<float>()[i] = v;
+    }
+    return t;
+  };
+  // Four terms of 30000: 120000 exactly, which float16 holds as Inf.
+  const std::vector<Tensor> in32 = {filled(DType::Float32, Shape{1, 4, 2, 2}, 3e4f), filled(DType::Float32, Shape{2, 4, 1, 1}, 1)};
+  const std::vector<Tensor> in16 = {filled(DType::Float16, Shape{1, 4, 2, 2}, 3e4f), filled(DType::Float16, Shape{2, 4, 1, 1}, 1)};
+  auto side = [&](const std::vector<Tensor>& inputs, Tensor out) {
+    LayerSide s;
+    s.line = line, s.roles = {"out0"}, s.outputs = {std::move(out)};
+    s.inputs = [inputs] { return inputs; };
+    return s;
+  };
+  const LayerVerdict over = judge_layer("conv", side(in32, filled(DType::Float32, Shape{1, 2, 2, 2}, 1.2e5f)),
+                                        side(in16, filled(DType::Float16, Shape{1, 2, 2, 2}, INFINITY)), false, JudgeOptions{});
+  EXPECT_EQ(over.state, State::Failed) << over.reason;
+  EXPECT_EQ(over.defective(), Sides::B) << over.reason;
+  EXPECT_NE(over.reason.find("this run overflows float16"), std::string::npos) << over.reason;
+}
+
 // fp16 autocast on a GPU: B records the float32 activation, and its conv rounds it to float16
 // inside. Below float16's normals (2^-14) an input moves by up to 2^-25 whatever its size: Mask
 // R-CNN's squeeze-excitation inputs of 1e-6 under autocast on an H200 were 8.5 times what a

@@ -115,6 +115,23 @@ class Identity(InTempFolder):
             nms = [l for l in report["layers"] if l["op"] == "nms"]
             self.assertEqual(len(nms), 1, out[-3000:])
 
+    def test_a_paste_at_corners_the_runs_rounded_differently(self):
+        x = torch.rand(6, 6, generator=torch.Generator().manual_seed(3))
+        x[0, :2] = torch.tensor([1.0, 1.999])
+        paths = []
+        for tag, mixed in (("f32", contextlib.nullcontext()), ("bf16", torch.autocast("cpu", dtype=torch.bfloat16))):
+            paths.append(os.path.join(self.tmp.name, f"paste-{tag}"))
+            model = Paste()
+            with torch.no_grad(), mixed, zoo.parity_torch.dump(paths[-1], model, dtype=torch.float32):
+                model(x)
+        for a, b in (paths, paths[::-1]):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
+            pasted = [l for l in report["layers"] if "setitem" in l["name"]]
+            self.assertEqual(len(pasted), 1, out[-3000:])
+            self.assertNotEqual(pasted[0]["params"], pasted[0]["params_b"], out[-3000:])  # the corners: tensor(2), tensor(3)
+            self.assertGreater(pasted[0]["outputs"][0]["max_abs"], 0, out[-3000:])
+
     def test_a_quantized_model_against_a_copy_of_itself(self):
         torch.manual_seed(0)
         net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).eval()
@@ -133,6 +150,18 @@ class BoxHead(torch.nn.Module):
         boxes = torch.cat([x[:, :2] * 60, x[:, :2] * 60 + 4 + x[:, 2:] * 20], 1)
         keep = zoo.torchvision.ops.batched_nms(boxes, x.sum(1).sigmoid(), (x[:, 3] * 1000).long() % 5, 0.5)
         return boxes[keep] * 2
+
+
+class Paste(torch.nn.Module):
+    """Mask R-CNN's paste_mask_in_image: a mask put into a canvas at its box's integer corner, a
+    tensor slice bound; the corner is a product the two runs round to different integers (1 + 1.999
+    is 2.999 in float32, and 3 in bfloat16, which holds 1.999 as 2)."""
+
+    def forward(self, x):
+        corner = torch.matmul(x[:1, :2], torch.ones(2, 1)).long()[0, 0]
+        canvas = torch.zeros(8, 8)
+        canvas[corner:corner + 4, 1:5] = x[:4, :4].float()
+        return canvas * 2
 
 
 def either_batched_nms_path():
