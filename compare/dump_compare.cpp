@@ -264,8 +264,9 @@ class Comparer {
     // are the same call when those numbers followed data that steers, upstream in the dataflow;
     // any other difference (align_corners, another mode) is the model code.
     const bool steered = !flow_.steering_source(0, ia).empty() || !flow_.steering_source(1, ib).empty();
-    // Tensors written into the arguments (slice bounds) are the run's own values wherever they came from.
-    const bool shapes_followed_data = ca != cb && ((steered && only_numbers_differ(ca, cb)) || only_tensor_values_differ(ca, cb));
+    // Tensors written into the arguments (slice bounds) are the run's own values wherever they
+    // came from: where theirs differ, the shapes that follow them (the pasted crop's) may too.
+    const bool shapes_followed_data = ca != cb && only_numbers_differ(ca, cb) && (steered || written_tensors_differ(ca, cb));
     // Directly after a layer that steers, layers pair iteration by iteration as best they can
     // (a per-detection loop): which producer feeds which is no finding there.
     const bool right_after_steering = !flow_.steered_input(0, ia).empty() || !flow_.steered_input(1, ib).empty();

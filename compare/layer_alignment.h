@@ -46,8 +46,8 @@ DumpPair pair_dumps(const Dump& a, const Dump& b);
 // Two canonical calls with the same op and the same fields, whatever their values.
 bool same_fields(const std::string& ca, const std::string& cb);
 // Two canonical calls that differ only in their numbers (each run of digits read as one mark).
-// Two canonical lines that differ only in the values of tensors written into their arguments.
-bool only_tensor_values_differ(const std::string& ca, const std::string& cb);
+// Whether two canonical lines hold tensors written into their arguments whose values differ.
+bool written_tensors_differ(const std::string& ca, const std::string& cb);
 bool only_numbers_differ(const std::string& ca, const std::string& cb);
 
 // One line when the two dumps cannot be compared at all: runs of another batch or image size,

@@ -224,6 +224,16 @@ LocalCheck::OutputCheck LocalCheck::against_judge(const LayerSide& s, size_t k, 
   return r;
 }
 
+// Inf or NaN where the judge's value is finite but beyond float16's range: the run overflows its
+// type (the model's values do not fit float16), which no correct kernel avoids. "" otherwise.
+std::string LocalCheck::overflow_note(const TensorDiff& d) const {
+  if (d.nonfinite_mismatches > 0 && profile_.id == Precision::Fp16 && std::isfinite(d.worst_a) && !std::isfinite(d.worst_b) &&
+      std::fabs(d.worst_a) > 65504) {
+    return "; the judge's value there is beyond float16's largest (65504): this run overflows float16";
+  }
+  return "";
+}
+
 // The rules for one output of a local check: beyond tolerance fails the side (saying what the
 // errors look like), a failed statistical test fails it as precision, and another correct
 // answer passes, saying which freedom it took (nms, argsort).
@@ -232,13 +242,7 @@ void LocalCheck::take_output_check(SideCheck& c, const std::string& role, const 
     c.ok = false, c.structural = r.diff.structural;
     c.note = role + ": " + judge_labels(r.diff.reason, s_label);
     if (const std::string hint = reduced_precision_hint(r.stats, profile_); !hint.empty()) c.note += "; " + hint;
-    // Inf or NaN where the judge's value is finite but beyond float16's range: the run overflows its type
-    // (the model's values do not fit float16), which no correct kernel avoids.
-    const TensorDiff& d = r.diff;
-    if (d.nonfinite_mismatches > 0 && profile_.id == Precision::Fp16 && std::isfinite(d.worst_a) && !std::isfinite(d.worst_b) &&
-        std::fabs(d.worst_a) > 65504) {
-      c.note += "; the judge's value there is beyond float16's largest (65504): this run overflows float16";
-    }
+    c.note += overflow_note(r.diff);
   } else if (r.stats.failed) {
     c.ok = false, c.statistical = true;
     c.note = role + ": " + precision_failure_note(r.stats, profile_);
@@ -278,7 +282,7 @@ SideCheck LocalCheck::torch_call_check(const LayerSide& s, const ReadCall& read,
     const TensorDiff d = against_torch(s, read, k, *judged, inputs);
     if (d.state == State::Failed) {
       c.ok = false, c.structural = d.structural;
-      c.note = output_role(s.roles, k) + ": " + judge_labels(d.reason, s_label) + " (the judge: LibTorch in float64)";
+      c.note = output_role(s.roles, k) + ": " + judge_labels(d.reason, s_label) + " (the judge: LibTorch in float64)" + overflow_note(d);
     }
   }
   return c;

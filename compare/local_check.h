@@ -69,6 +69,7 @@ class LocalCheck {
   OutputCheck against_judge(const LayerSide& s, size_t k, const Call& call, const std::string& op, const Tensor& expected,
                             const std::vector<Tensor>& inputs) const;
   void take_output_check(SideCheck& c, const std::string& role, const OutputCheck& r, const char* s_label) const;
+  std::string overflow_note(const TensorDiff& d) const;
   SideCheck torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
                              std::optional<TorchCallResult>& judged, const std::string& unchecked) const;
   static std::string tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,

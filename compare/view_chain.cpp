@@ -124,6 +124,13 @@ std::string via_text(const std::vector<ViaStep>& steps) {
   return s.empty() ? "a copy" : s;
 }
 
+bool indexed_by_data(const std::vector<ViaStep>& steps) {
+  for (const ViaStep& step : steps) {
+    if (step.op.find("<tensor>") != std::string::npos) return true;
+  }
+  return false;
+}
+
 std::vector<int64_t> via_sources(const std::vector<int64_t>& shape, const std::vector<ViaStep>& steps) {
   Values cur{std::vector<double>(size_t(count(shape))), shape};
   for (size_t i = 0; i < cur.v.size(); ++i) cur.v[i] = double(i);  // exact below 2^53

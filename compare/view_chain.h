@@ -22,6 +22,10 @@ struct ViaStep {
   std::string cast;  // a copy cast to this dtype ("bfloat16", "int64"); "" for a copy as is
 };
 
+// Whether a step of the chain indexes with a tensor (`m[t0:t1]`, `x[idx]`): which elements it
+// takes is the run's data (parity_torch writes such an index as `<tensor>`).
+bool indexed_by_data(const std::vector<ViaStep>& steps);
+
 // The chain's calls, for messages: ".permute(0, 2, 3, 1).contiguous()".
 std::string via_text(const std::vector<ViaStep>& steps);
 

@@ -259,6 +259,20 @@ TEST(Precision, Float16OverflowIsSaidAtItsLayer) {
   EXPECT_EQ(over.state, State::Failed) << over.reason;
   EXPECT_EQ(over.defective(), Sides::B) << over.reason;
   EXPECT_NE(over.reason.find("this run overflows float16"), std::string::npos) << over.reason;
+  // A call parity has no op for, judged by LibTorch (a model.half() run's sum of logits, on an H200).
+  const std::string sum = "torch.sum in0=4";
+  auto sum_side = [&](Tensor x, Tensor out) {
+    LayerSide s;
+    s.line = sum, s.roles = {"out0"}, s.outputs = {std::move(out)};
+    s.inputs = [x] { return std::vector<Tensor>{x}; };
+    return s;
+  };
+  const LayerVerdict summed = judge_layer("sum", sum_side(filled(DType::Float32, Shape{4}, 3e4f), filled(DType::Float32, Shape{}, 1.2e5f)),
+                                          sum_side(filled(DType::Float16, Shape{4}, 3e4f), filled(DType::Float16, Shape{}, INFINITY)), false,
+                                          JudgeOptions{});
+  EXPECT_EQ(summed.state, State::Failed) << summed.reason;
+  EXPECT_EQ(summed.defective(), Sides::B) << summed.reason;
+  EXPECT_NE(summed.reason.find("this run overflows float16"), std::string::npos) << summed.reason;
 }
 
 // fp16 autocast on a GPU: B records the float32 activation, and its conv rounds it to float16
