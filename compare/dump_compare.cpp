@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <map>
 #include <set>
 
@@ -14,7 +15,9 @@
 #include "compare/one_sided.h"
 #include "core/stopwatch.h"
 #include "core/thread_pool.h"
+#include "kernels/aten/plugin.h"
 #include "kernels/backend.h"
+#include "kernels/torch_calls.h"
 
 namespace parity {
 
@@ -158,6 +161,10 @@ std::vector<std::string> provenance(const Dump& a, const Dump& b) {
   return out;
 }
 
+bool has_torch_calls(const Dump& d) {
+  return std::any_of(d.layers.begin(), d.layers.end(), [](const DumpLayer& l) { return is_torch_call(l.op); });
+}
+
 // The walk in execution order: each row's facts gathered (what it hands downstream known for
 // every layer before it), its state decided by decide_row, what it hands downstream recorded.
 class Comparer {
@@ -169,6 +176,18 @@ class Comparer {
   CompareResult run() {
     CompareResult res;
     res.provenance = provenance(p_.a, p_.b);
+    // LibTorch takes 0.3 s to load here (Debian's links 70 libraries and binds every symbol):
+    // where a local check may run a torch call again, it loads on a thread of its own while the
+    // element-wise pass reads. A load that fails says so where a check asks for it.
+    std::future<void> loading;
+    if (has_torch_calls(p_.a) || has_torch_calls(p_.b)) {
+      loading = std::async(std::launch::async, [] {
+        try {
+          aten_plugin();
+        } catch (const Error&) {
+        }
+      });
+    }
     work_ = judge_pairs(p_, inputs_, o_.judge, res.timing);
     res.expected = rounded_inputs_line();
     // Rows in A's order; B's unpaired layers where they ran among the pairs. A pair B ran in
