@@ -42,6 +42,7 @@ std::string DataFlow::input_from(int side, int64_t i, const std::vector<char> (&
 void DataFlow::record(int side, int64_t i, bool differs, int64_t origin, bool steers) {
   differs_[side][size_t(i)] = differs;
   steers_[side][size_t(i)] = steers;
+  steered_so_far_ = steered_so_far_ || steers;
   after_steering_[side][size_t(i)] = steers || !steering_source(side, i).empty();
   up_[side][size_t(i)] = origin;
 }

@@ -28,6 +28,9 @@ class DataFlow {
   std::string steered_input(int side, int64_t i) const;
   // Whether layer i of `side` was recorded as differing between A and B.
   bool differs(int side, int64_t i) const { return differs_[side][size_t(i)] != 0; }
+  // Whether a layer recorded so far (on either side) steers: the two runs' data have parted in a
+  // way control flow follows (an index, a count, a box's integer corner).
+  bool steered_so_far() const { return steered_so_far_; }
 
   // What the layers downstream read of layer i of `side`: whether it differs, the origin it
   // carries (or -1), whether its outputs steer what follows.
@@ -46,6 +49,7 @@ class DataFlow {
   std::vector<char> steers_[2];
   std::vector<char> after_steering_[2];  // steers_, or downstream of a layer that does
   std::vector<std::string> origin_names_;
+  bool steered_so_far_ = false;
 };
 
 }  // namespace parity

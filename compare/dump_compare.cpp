@@ -13,6 +13,7 @@
 #include "compare/layer_alignment.h"
 #include "compare/layer_sides.h"
 #include "compare/one_sided.h"
+#include "compare/view_chain.h"
 #include "core/stopwatch.h"
 #include "core/thread_pool.h"
 #include "kernels/aten/plugin.h"
@@ -161,6 +162,11 @@ std::vector<std::string> provenance(const Dump& a, const Dump& b) {
   return out;
 }
 
+// Whether an input of `l` was taken through a view indexed by a tensor the run computed.
+bool indexed_input(const DumpLayer& l) {
+  return std::any_of(l.inputs.begin(), l.inputs.end(), [](const DumpTensorInfo& t) { return indexed_by_data(t.via); });
+}
+
 bool has_torch_calls(const Dump& d) {
   return std::any_of(d.layers.begin(), d.layers.end(), [](const DumpLayer& l) { return is_torch_call(l.op); });
 }
@@ -283,9 +289,12 @@ class Comparer {
     // are the same call when those numbers followed data that steers, upstream in the dataflow;
     // any other difference (align_corners, another mode) is the model code.
     const bool steered = !flow_.steering_source(0, ia).empty() || !flow_.steering_source(1, ib).empty();
-    // Tensors written into the arguments (slice bounds) are the run's own values wherever they
-    // came from: where theirs differ, the shapes that follow them (the pasted crop's) may too.
-    const bool shapes_followed_data = ca != cb && only_numbers_differ(ca, cb) && (steered || written_tensors_differ(ca, cb));
+    // Once the runs' data have parted where control flow follows it (a box's integer corner),
+    // tensors written into the arguments (slice bounds) may hold other values, and the shapes
+    // that follow them (a crop taken at those bounds) may differ: every other field equal.
+    const bool data_decided = flow_.steered_so_far() && only_data_differs(ca, cb) &&
+                              (tensors_in_arguments_differ(ca, cb) || indexed_input(la) || indexed_input(lb));
+    const bool shapes_followed_data = ca != cb && ((steered && only_numbers_differ(ca, cb)) || data_decided);
     // Directly after a layer that steers, layers pair iteration by iteration as best they can
     // (a per-detection loop): which producer feeds which is no finding there.
     const bool right_after_steering = !flow_.steered_input(0, ia).empty() || !flow_.steered_input(1, ib).empty();

@@ -98,8 +98,10 @@ std::string InputChecks::inconsistent_input(const DumpLayer& la, const DumpLayer
       const DumpTensorInfo *pa = source_output(0, ta), *pb = source_output(1, tb);
       if (!pa || !pb || pa->shape != pb->shape) continue;
       // A view indexed by tensors the run computed (`m[t0:t1]`, Mask R-CNN's crop at a box's
-      // corners) takes the elements its data says: on two runs that rounded otherwise, others.
-      if (indexed_by_data(ta.via) || indexed_by_data(tb.via)) continue;
+      // corners), written alike on both sides, takes the elements its data says: once the runs'
+      // data have parted where control flow follows it, others. Any other difference in the
+      // chain is the model code.
+      if (flow.steered_so_far() && indexed_by_data(ta.via) && via_text(ta.via) == via_text(tb.via)) continue;
       const std::vector<int64_t> from_a = via_sources(pa->shape, ta.via), from_b = via_sources(pb->shape, tb.via);
       if (from_a.empty() || from_b.empty() || (from_a == from_b && ta.shape == tb.shape)) continue;
       return "input " + ta.role + " takes other elements of " + ta.source + ": A through " + via_text(ta.via) + ", B through " +

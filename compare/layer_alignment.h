@@ -46,9 +46,12 @@ DumpPair pair_dumps(const Dump& a, const Dump& b);
 // Two canonical calls with the same op and the same fields, whatever their values.
 bool same_fields(const std::string& ca, const std::string& cb);
 // Two canonical calls that differ only in their numbers (each run of digits read as one mark).
-// Whether two canonical lines hold tensors written into their arguments whose values differ.
-bool written_tensors_differ(const std::string& ca, const std::string& cb);
 bool only_numbers_differ(const std::string& ca, const std::string& cb);
+// Two canonical lines of one call that differ only in what the run's data decides: the values of
+// tensors written into their arguments (`tensor(3)`) and their tensors' shapes (`in2=80x50`).
+bool only_data_differs(const std::string& ca, const std::string& cb);
+// Whether the values of tensors written into two canonical lines' arguments differ.
+bool tensors_in_arguments_differ(const std::string& ca, const std::string& cb);
 
 // One line when the two dumps cannot be compared at all: runs of another batch or image size,
 // different models (their manifests say so and fewer than half of A's layers run the same call in

@@ -116,21 +116,39 @@ class Identity(InTempFolder):
             self.assertEqual(len(nms), 1, out[-3000:])
 
     def test_a_paste_at_corners_the_runs_rounded_differently(self):
+        for scaled in (False, True):
+            paths = self.pastes(f"paste-{scaled}", Paste(scaled=scaled), Paste(scaled=scaled))
+            for a, b in (paths, paths[::-1]):
+                code, out, report = compare(a, b)
+                self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
+                pasted = [l for l in report["layers"] if "setitem" in l["name"]]
+                self.assertEqual(len(pasted), 1, out[-3000:])
+                self.assertNotEqual(pasted[0]["params"], pasted[0]["params_b"], out[-3000:])  # the corners: tensor(2), tensor(3)
+                self.assertGreater(pasted[0]["outputs"][0]["max_abs"], 0, out[-3000:])
+
+    def test_a_paste_whose_code_differs_is_named(self):
+        # Other columns on B (a Python number beside the corner, where it pastes or what it
+        # crops), or corners the models hold rather than compute (no data parted before them): the
+        # model code, whatever the corner.
+        for tag, a_model, b_model, b_mixed in (("cols", Paste(), Paste(cols=(2, 6)), True), ("src", Paste(), Paste(src=(1, 5)), True),
+                                              ("held", Paste(corner=torch.tensor(2)), Paste(corner=torch.tensor(3)), False)):
+            paths = self.pastes(f"paste-{tag}", a_model, b_model, b_mixed)
+            for a, b in (paths, paths[::-1]):
+                code, out, report = compare(a, b)
+                with self.subTest(tag=tag):
+                    self.assertEqual((code, report["structural"]), (2, 1), out[-3000:])
+
+    def pastes(self, name, a_model, b_model, b_mixed=True):
+        """A float32 run of a_model and a bfloat16 autocast run of b_model (or float32 again)."""
         x = torch.rand(6, 6, generator=torch.Generator().manual_seed(3))
         x[0, :2] = torch.tensor([1.0, 1.999])
         paths = []
-        for tag, mixed in (("f32", contextlib.nullcontext()), ("bf16", torch.autocast("cpu", dtype=torch.bfloat16))):
-            paths.append(os.path.join(self.tmp.name, f"paste-{tag}"))
-            model = Paste()
-            with torch.no_grad(), mixed, zoo.parity_torch.dump(paths[-1], model, dtype=torch.float32):
+        for tag, model, mixed in (("a", a_model, False), ("b", b_model, b_mixed)):
+            paths.append(os.path.join(self.tmp.name, f"{name}-{tag}"))
+            with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16) if mixed else contextlib.nullcontext(), \
+                    zoo.parity_torch.dump(paths[-1], model, dtype=torch.float32):
                 model(x)
-        for a, b in (paths, paths[::-1]):
-            code, out, report = compare(a, b)
-            self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
-            pasted = [l for l in report["layers"] if "setitem" in l["name"]]
-            self.assertEqual(len(pasted), 1, out[-3000:])
-            self.assertNotEqual(pasted[0]["params"], pasted[0]["params_b"], out[-3000:])  # the corners: tensor(2), tensor(3)
-            self.assertGreater(pasted[0]["outputs"][0]["max_abs"], 0, out[-3000:])
+        return paths
 
     def test_a_quantized_model_against_a_copy_of_itself(self):
         torch.manual_seed(0)
@@ -155,12 +173,19 @@ class BoxHead(torch.nn.Module):
 class Paste(torch.nn.Module):
     """Mask R-CNN's paste_mask_in_image: a mask put into a canvas at its box's integer corner, a
     tensor slice bound; the corner is a product the two runs round to different integers (1 + 1.999
-    is 2.999 in float32, and 3 in bfloat16, which holds 1.999 as 2)."""
+    is 2.999 in float32, and 3 in bfloat16, which holds 1.999 as 2). `cols`: where the model code
+    pastes; `src`: which columns it crops; `corner`: a tensor the model holds instead of one it
+    computes; `scaled`: the crop goes through a layer first."""
+
+    def __init__(self, cols=(1, 5), src=(0, 4), corner=None, scaled=False):
+        super().__init__()
+        self.cols, self.src, self.corner, self.scaled = cols, src, corner, scaled
 
     def forward(self, x):
-        corner = torch.matmul(x[:1, :2], torch.ones(2, 1)).long()[0, 0]
+        corner = torch.matmul(x[:1, :2], torch.ones(2, 1)).long()[0, 0] if self.corner is None else self.corner
         canvas = torch.zeros(8, 8)
-        canvas[corner:6, 1:5] = torch.sigmoid(x.float())[corner:6, :4]  # the crop's shape follows the corner too
+        crop = torch.sigmoid(x.float())[corner:6, self.src[0]:self.src[1]]  # its shape follows the corner too
+        canvas[corner:6, self.cols[0]:self.cols[1]] = crop * 1.0 if self.scaled else crop
         return canvas * 2
 
 
