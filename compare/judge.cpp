@@ -245,11 +245,14 @@ class LayerJudge {
     SideJudging how;
     how.profile = v_.profile;
     const SideRun& run = o_.runs[k];
-    if (!run.precision) return how;
     const LayerSide& side = k == 0 ? a_ : b_;
+    how.float16 = side.computed_in == Precision::Fp16 ||
+                  std::any_of(side.outputs.begin(), side.outputs.end(), [](const Tensor& t) { return t.dtype() == DType::Float16; });
+    if (!run.precision) return how;
     how.profile = coarsened(*run.precision, k == 0 ? call_a_ : call_b_, side);
     how.exact_inputs = run.cpu && is_half(how.profile);
     how.strided_inputs = side.strided_inputs, how.first_input_rank = side.first_input_rank;
+    how.float16 = how.float16 || *run.precision == Precision::Fp16;
     // Under autocast, or where the side's outputs say its kernel computed in a half type while the
     // run's own is float32 (autocast entered inside forward), autocast's calls round their inputs
     // first; a half model's inputs are rounded already, so rounding them again changes nothing.

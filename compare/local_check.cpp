@@ -83,7 +83,8 @@ bool fp32_sum(const ReadCall& read, const SideJudging& how) {
 }  // namespace
 
 LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const SideJudging& how, const ReadCall& read)
-    : name_(name), o_(o), read_(read), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None) {
+    : name_(name), o_(o), read_(read), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None),
+      float16_(how.float16) {
   if (how.exact_inputs && fp32_sum(read, how)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
   // A half run on the CPU whose kernel for this call may work in the type itself: torch 1.13's
   // norms over a dimension that is not innermost in memory (0.04 K units of bfloat16 measured, a
@@ -224,11 +225,13 @@ LocalCheck::OutputCheck LocalCheck::against_judge(const LayerSide& s, size_t k, 
   return r;
 }
 
-// Inf or NaN where the judge's value is finite but beyond float16's range: the run overflows its
-// type (the model's values do not fit float16), which no correct kernel avoids. "" otherwise.
+// A side that ran in float16 holding Inf of the judge's sign (or NaN, which Inf breeds) where the
+// judge's value is finite but rounds beyond float16's largest (65504; from 65520 on): the run
+// overflows its type (the model's values do not fit float16), which no correct kernel avoids. ""
+// otherwise. The first NaN/Inf mismatch is the worst element (tensor_compare.h).
 std::string LocalCheck::overflow_note(const TensorDiff& d) const {
-  if (d.nonfinite_mismatches > 0 && profile_.id == Precision::Fp16 && std::isfinite(d.worst_a) && !std::isfinite(d.worst_b) &&
-      std::fabs(d.worst_a) > 65504) {
+  const bool overflowed = std::isnan(d.worst_b) || (std::isinf(d.worst_b) && (d.worst_b > 0) == (d.worst_a > 0));
+  if (float16_ && d.nonfinite_mismatches > 0 && std::isfinite(d.worst_a) && std::fabs(d.worst_a) >= 65520 && overflowed) {
     return "; the judge's value there is beyond float16's largest (65504): this run overflows float16";
   }
   return "";

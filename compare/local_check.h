@@ -36,12 +36,13 @@ struct SideJudging {
   Precision profile = Precision::Fp32;
   bool exact_inputs = false;
   HalfType autocast_to = HalfType::None;
+  bool float16 = false;  // the side ran in float16 (its run, its outputs, or what it held them in)
   // LayerSide's layout of the inputs: a bias_after call sums exactly only on some (fp32_sum below).
   bool strided_inputs = false;
   size_t first_input_rank = 0;
   bool operator==(const SideJudging& o) const {
     return profile == o.profile && exact_inputs == o.exact_inputs && autocast_to == o.autocast_to && strided_inputs == o.strided_inputs &&
-           first_input_rank == o.first_input_rank;
+           first_input_rank == o.first_input_rank && float16 == o.float16;
   }
 };
 
@@ -82,6 +83,7 @@ class LocalCheck {
   const ReadCall& read_;
   PrecisionProfile profile_;
   HalfType autocast_to_;
+  bool float16_;
   double u_sum_ = 0x1p-24;  // what a sum's partial sums are rounded to (half_sum: the side's type)
   double sample_unit_ = 0;  // what an interpolation's sample positions are rounded to (half_weights)
   double steps_u_ = 0;      // a normalisation's steps rounded in the type (half_steps), times S

@@ -669,22 +669,31 @@ std::optional<Literal> python_literal(const std::string& text) {
   return lit;
 }
 
+// Whether every value of `t` (float32) is one float16 holds, or every one is one bfloat16 holds:
+// a kernel that takes it to that type rounds nothing.
+bool on_a_half_grid(const at::Tensor& t) {
+  return t.to(at::kHalf).to(t.scalar_type()).equal(t) || t.to(at::kBFloat16).to(t.scalar_type()).equal(t);
+}
+
 // F.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
 // scale=None, enable_gqa=False), which torch 2's MultiheadAttention and transformers call, and its
 // fused CUDA kernels (flash, memory-efficient, cuDNN) run: softmax(q k^T scale + mask) v in
-// float64, on any LibTorch (1.13 has no such operator). Its bound: with P the attention weights,
-// M_i = max over keys of sum_e |q_ie k_je| and E, L the head and key lengths, a score moves by
-// (E + 2) u_sum + 2 u_in of scale M_i (its dot product, q and k rounded to the type), a weight
-// relatively by twice that, and the output by sum_j P_ij |v_j| times that plus its own sum of L
-// terms, v and P rounded to the type (the fused kernels round P before the second product):
-// S = P|v| (1 + 2 scale M) with K = max(E, L) + 4 covers both.
+// float64, on any LibTorch (1.13 has no such operator). A row whose keys are all masked gives 0,
+// as PyTorch 2.5 on does. The bound, with P the weights, E and L the head and key lengths and M_i
+// the largest sum_e |q_ie k_je| of query i: a score moves by (E + 2) u_sum of scale M_i (its dot
+// product), and by 2 u_in of it more where q and k are not yet in a half type (a kernel rounds
+// them); a weight then relatively by 2.2 times that (twice, exp's curvature included up to 0.1),
+// and by L + 1 roundings of the sum it is divided by; the output by sum_j P_ij |v_j| times those,
+// plus its own sum over L keys, v and P rounded to the type (the fused kernels round P before the
+// second product), and float16's subnormal P (2^-25 each, whatever its size). With K = max(2L + 1,
+// E): S = P|v| (1 + 2.2 scale M c) + 2^-15 sum |v|, c = 1 where q or k is off every half grid,
+// else (E + 2) / (K + 2).
 TorchCallResult attention_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in) {
   const Args args = read_line(line, in.size());
   const std::string dropout = text_arg(args, 4, "dropout_p");
   if (!dropout.empty() && python_number(dropout).value_or(1) != 0) throw Error(op + " with dropout draws random numbers");
   const std::string causal = text_arg(args, 5, "is_causal"), scale_text = text_arg(args, 6, "scale"), gqa = text_arg(args, 7, "enable_gqa");
   return aten_call(op.c_str(), [&] {
-    aten_threads();
     std::vector<at::Tensor> tensors, wide;
     for (const Tensor& t : in) {
       tensors.push_back(to_aten(t));
@@ -692,15 +701,22 @@ TorchCallResult attention_call(const std::string& op, const std::string& line, c
     }
     const std::optional<at::Tensor> q = tensor_arg(args, wide, 0, "query"), k = tensor_arg(args, wide, 1, "key"),
                                     v = tensor_arg(args, wide, 2, "value"), mask = tensor_arg(args, wide, 3, "attn_mask");
-    if (!q || !k || !v || q->dim() < 2) throw Error(op + " without its query, key and value recorded");
+    if (!q || !k || !v || q->dim() < 2 || k->dim() < 2 || v->dim() < 2) throw Error(op + " without its query, key and value recorded");
+    const int64_t E = q->size(-1);
+    if (E == 0) throw Error(op + " with an empty head dimension");
     at::Tensor key = *k, value = *v;
-    if (gqa == "True" && q->dim() >= 3 && key.size(-3) != q->size(-3)) {  // grouped-query: each key head serves several query heads
+    if (gqa == "True" && q->dim() >= 3 && key.dim() >= 3 && key.size(-3) != q->size(-3)) {
+      // Grouped-query attention: each key head serves q_heads / k_heads query heads.
+      if (key.size(-3) == 0 || q->size(-3) % key.size(-3) != 0 || value.dim() < 3 || value.size(-3) != key.size(-3)) {
+        throw Error(op + " with enable_gqa: " + std::to_string(q->size(-3)) + " query heads are no multiple of " + std::to_string(key.size(-3)) +
+                    " key heads");
+      }
       key = key.repeat_interleave(q->size(-3) / key.size(-3), -3);
       value = value.repeat_interleave(q->size(-3) / value.size(-3), -3);
     }
-    const int64_t E = q->size(-1), L = key.size(-2);
+    const int64_t L = key.size(-2);
     const double scale = scale_text.empty() || scale_text == "None" ? 1 / std::sqrt(double(E)) : python_number(scale_text).value_or(NAN);
-    if (!std::isfinite(scale)) throw Error(op + "'s scale is not a number in the line");
+    if (!std::isfinite(scale)) throw Error(op + "'s scale= is not a number in the line");
     at::Tensor scores = q->matmul(key.transpose(-2, -1)) * scale;
     at::Tensor allowed;  // where a key may be attended to; undefined: everywhere
     if (causal == "True") allowed = at::ones({q->size(-2), L}, at::TensorOptions().dtype(at::kBool)).tril();
@@ -710,13 +726,20 @@ TorchCallResult attention_call(const std::string& op, const std::string& line, c
       scores = scores + *mask;
     }
     if (allowed.defined()) scores = scores.masked_fill(allowed.logical_not(), -INFINITY);
-    const at::Tensor weights = scores.softmax(-1);
+    const at::Tensor none_allowed = std::get<0>(scores.max(-1, true)) == -INFINITY;  // every key masked
+    const at::Tensor weights = scores.softmax(-1).masked_fill(none_allowed, 0);
     const at::Tensor y = weights.matmul(value);
     const at::Tensor reach = std::get<0>(q->abs().matmul(key.abs().transpose(-2, -1)).max(-1, true));  // M_i
+    const int64_t K = std::max(2 * L + 1, E);
+    const std::optional<at::Tensor> q32 = tensor_arg(args, tensors, 0, "query"), k32 = tensor_arg(args, tensors, 1, "key");
+    const bool rounded_already = q32->is_floating_point() && on_a_half_grid(*q32) && on_a_half_grid(*k32);
+    const double c = rounded_already ? double(E + 2) / double(K + 2) : 1.0;
     TorchCallResult r;
-    r.bound_sums.push_back(from_aten((weights.matmul(value.abs()) * (1 + 2 * scale * reach)).expand_as(y).contiguous()));
-    r.bound_terms.push_back(std::max(E, L) + 4);
-    r.outputs.push_back(from_aten(y.to(tensors[0].scalar_type()).contiguous()));
+    const at::Tensor S = weights.matmul(value.abs()) * (1 + 2.2 * std::fabs(scale) * c * reach) +
+                         std::ldexp(1.0, -15) * value.abs().sum(-2, true);
+    r.bound_sums.push_back(from_aten(S.expand_as(y).contiguous()));
+    r.bound_terms.push_back(K);
+    r.outputs.push_back(from_aten(y.to(q32->scalar_type()).contiguous()));
     return r;
   });
 }

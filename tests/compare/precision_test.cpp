@@ -259,6 +259,19 @@ TEST(Precision, Float16OverflowIsSaidAtItsLayer) {
   EXPECT_EQ(over.state, State::Failed) << over.reason;
   EXPECT_EQ(over.defective(), Sides::B) << over.reason;
   EXPECT_NE(over.reason.find("this run overflows float16"), std::string::npos) << over.reason;
+  // Not said where the side did not run in float16 (a float32 run judged at fp16), nor for an Inf
+  // of the other sign: both are defects, named, with no excuse.
+  JudgeOptions fp16;
+  fp16.precision = Precision::Fp16;
+  const LayerVerdict float32_inf = judge_layer("conv", side(in32, filled(DType::Float32, Shape{1, 2, 2, 2}, 1.2e5f)),
+                                               side(in32, filled(DType::Float32, Shape{1, 2, 2, 2}, INFINITY)), true, fp16);
+  const LayerVerdict negative = judge_layer("conv", side(in32, filled(DType::Float32, Shape{1, 2, 2, 2}, 1.2e5f)),
+                                            side(in16, filled(DType::Float16, Shape{1, 2, 2, 2}, -INFINITY)), false, JudgeOptions{});
+  for (const LayerVerdict* v : {&float32_inf, &negative}) {
+    EXPECT_EQ(v->state, State::Failed) << v->reason;
+    EXPECT_EQ(v->defective(), Sides::B) << v->reason;
+    EXPECT_EQ(v->reason.find("overflows"), std::string::npos) << v->reason;
+  }
   // A call parity has no op for, judged by LibTorch (a model.half() run's sum of logits, on an H200).
   const std::string sum = "torch.sum in0=4";
   auto sum_side = [&](Tensor x, Tensor out) {
