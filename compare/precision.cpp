@@ -112,7 +112,7 @@ PrecisionStats reduction_stats(const std::vector<ReductionSample>& samples, int6
   st.tested = true;
   const double u_in = profile.input_bits < 23 ? profile.u_in() : 0.0, u_out = profile.u_out();
   const double floor = profile.subnormal_spacing / 2;  // an output's rounding error near 0
-  const double floor_in = profile.input_bits < 23 ? floor : 0.0;  // an input's, where inputs round to the type
+  const double floor_in = profile.input_floor();
   double sum_ratio2 = 0, sum_e2 = 0, sum_scale2 = 0;
   int64_t n_ratio = 0;
   std::map<int64_t, std::pair<double, int64_t>> by_channel;  // sum of (e/σ)², count

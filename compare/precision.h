@@ -15,7 +15,8 @@
 //                                           (terms of one sign summed one by one) of Σ s_j²·u²/3
 //              + (1/3)·u_out²·y_i²          the output rounded
 //              + (1/3)·h²·(1 + W_i²) )      below float16's normals, where rounding is absolute
-//                                           (h = 2^-25): the output, and each input (W_i² = Σ w²)
+//                                           (h = 2^-25): the output, and each input float16 rounds
+//                                           there (W_i² = Σ w² over those; for fp16 only)
 // (2: both sides may round). A correct kernel has E[(e/σ)²] ≤ 1; inputs rounded to 10 bits give
 // e ≈ 0.82 · 2^-11 · Q, which is ≥ 14000 / K times the float32 σ: caught for K up to ~3500.
 //
@@ -47,6 +48,8 @@ struct PrecisionProfile {
   double subnormal_spacing;
   double u_in() const;   // 2^-(input_bits + 1)
   double u_out() const;  // 2^-(output_bits + 1)
+  // An input's rounding near 0 where inputs round to the profile (float16: 2^-25); 0 where they do not.
+  double input_floor() const { return input_bits < 23 ? subnormal_spacing / 2 : 0.0; }
 };
 
 const PrecisionProfile& precision_profile(Precision p);

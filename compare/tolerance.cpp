@@ -68,7 +68,7 @@ Tolerance tolerance_for(const Call& call, size_t index, DType dtype, const std::
     const DotProducts d = op.dot_products(call, inputs);
     const double scale = dot_product_bound_scale(d.terms, profile);
     // An input rounded to float16's subnormals moves by up to half their spacing whatever its size.
-    const double floor_in = profile.input_bits < 23 ? profile.subnormal_spacing / 2 : 0.0;
+    const double floor_in = profile.input_floor();
     // An Inf or NaN among an element's terms makes its exact value Inf or NaN: no rounding
     // bound applies there (an infinite one would pass any two finite values), so the element
     // gets the dtype's tolerance, and finite outputs fail against the judge's non-finite one.

@@ -19,8 +19,9 @@ namespace parity {
 
 // The scales of one output element that is a dot product: S = sum |x*w| + |b|, the sum of squared
 // products, and the exact value (float64 products are exact; the sum is within ~K 2^-53 S); and
-// sum |w|, sum w^2 of its weights: an input rounded to float16's subnormals (below 2^-14) moves
-// by up to 2^-25 whatever its size, so its error is w * 2^-25, not relative to x * w.
+// sum |w|, sum w^2 of the weights whose inputs float16 would round on its subnormal grid (below
+// 2^-14, off its 2^-24 steps): such an input moves by up to 2^-25 whatever its size, so its error
+// is w * 2^-25, not relative to x * w.
 struct DotScales {
   double abs_sum = 0;
   double sum_sq = 0;

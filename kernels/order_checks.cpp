@@ -231,10 +231,11 @@ NmsCheck check_nms_keep_by_class(const Tensor& boxes, const Tensor& scores, cons
   std::map<int64_t, std::vector<int64_t>> members;  // class -> its boxes, ascending
   for (int64_t i = 0; i < n; ++i) members[cls[i]].push_back(i);
   const int64_t* k = keep.data<int64_t>();
+  std::vector<int64_t> local(static_cast<size_t>(n));  // each box's place among its class's boxes
   for (const auto& [label, idx] : members) {
     const auto m = int64_t(idx.size());
     Tensor sub_boxes(DType::Float32, Shape{m, 4}), sub_scores(DType::Float32, Shape{m});
-    std::vector<int64_t> local(size_t(n), -1), sub_keep;
+    std::vector<int64_t> sub_keep;
     for (int64_t j = 0; j < m; ++j) {
       const int64_t i = idx[size_t(j)];
       local[size_t(i)] = j;

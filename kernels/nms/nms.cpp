@@ -30,9 +30,10 @@ std::vector<TensorSpec> NmsParams::inputs() const {
 }
 
 namespace {
-// torchvision's _batched_nms_coordinate_trick: offsets = idxs.to(boxes) * (boxes.max() + 1), each
-// step rounded to float32, added to every coordinate.
-Tensor class_shifted_boxes(const Tensor& boxes, const Tensor& idxs) {
+// torchvision's _batched_nms_coordinate_trick: offsets = idxs.to(boxes) * (boxes.max() + 1), added
+// to every coordinate, each step in the boxes' own type: float32, or the half type `h` they ran
+// in (a detector under autocast or in float16 on a GPU; its nms then takes them to float32).
+Tensor class_shifted_boxes(const Tensor& boxes, const Tensor& idxs, HalfType h) {
   Tensor out(DType::Float32, boxes.shape());
   const int64_t n = idxs.numel();
   if (n == 0) return out;
@@ -40,18 +41,18 @@ Tensor class_shifted_boxes(const Tensor& boxes, const Tensor& idxs) {
   const int64_t* c = idxs.data<int64_t>();
   float top = b[0];
   for (int64_t k = 1; k < n * 4; ++k) top = std::isnan(b[k]) || std::isnan(top) ? NAN : std::max(top, b[k]);
-  const float step = top + 1.0f;
+  const float step = round_to(top + 1.0f, h);
   float* o = out.mutable_data<float>();
   for (int64_t i = 0; i < n; ++i) {
-    const float shift = float(c[i]) * step;
-    for (int k = 0; k < 4; ++k) o[i * 4 + k] = b[i * 4 + k] + shift;
+    const float shift = round_to(round_to(float(c[i]), h) * step, h);
+    for (int k = 0; k < 4; ++k) o[i * 4 + k] = round_to(b[i * 4 + k] + shift, h);
   }
   return out;
 }
 }  // namespace
 
-Tensor nms_offset_boxes(const NmsParams& p, const std::vector<Tensor>& in) {
-  if (p.by_class) return class_shifted_boxes(in[0], in[2]);
+Tensor nms_offset_boxes(const NmsParams& p, const std::vector<Tensor>& in, HalfType h) {
+  if (p.by_class) return class_shifted_boxes(in[0], in[2], h);
   if (!p.batched) return in[0];
   Tensor out(DType::Float32, Shape{p.n, 4});
   const float *b = in[0].data<float>(), *c = in[2].data<float>();
@@ -137,7 +138,7 @@ OpTraits nms_traits() {
   t.seed_input = seed_nms_input;
   t.check_answer = [](const Call& call, const std::vector<Tensor>& in, const Tensor& keep) {
     const NmsParams p = call.params<NmsParams>();
-    NmsCheck c = check_nms_keep(nms_offset_boxes(p, in), in[1], p.iou, keep);
+    NmsCheck c = check_nms_keep(nms_offset_boxes(p, in, call.half()), in[1], p.iou, keep);
     if (!c.valid && p.by_class) c = check_nms_keep_by_class(in[0], in[1], in[2], p.iou, keep);  // the per-class path
     return AnswerCheck{c.valid,
                        "a valid NMS of its inputs: " + std::to_string(c.ties) + " decisions on score ties, " +

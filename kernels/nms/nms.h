@@ -14,7 +14,7 @@
 // then nms as above. The third input holds the class of each box as float32, as YOLOv5 keeps
 // it in column 5.
 // by_class: torchvision.ops.batched_nms: boxes whose idxs (int64) differ never suppress each
-// other. torchvision takes one of two paths by box count and device (per class on the CPU above
+// other; `precision=bf16|fp16` where its boxes ran in that type. torchvision takes one of two paths by box count and device (per class on the CPU above
 // 4000 coordinates, one nms of boxes shifted by idxs * (max coordinate + 1) below, and on CUDA up
 // to 20000): the shifted boxes' IoUs round otherwise than the raw ones, so an answer is valid when
 // either path's IoUs make it one. The reference runs the shifted path.
@@ -145,9 +145,10 @@ std::string nms_aten_kind();
 Tensor nms_cuda(const NmsParams& p, const std::vector<Tensor>& in);
 
 // The boxes nms works on: in batched mode boxes + class * max_wh (float32), by_class boxes +
-// idxs * (max coordinate + 1) (float32, torchvision's batched_nms below its size threshold), else
+// idxs * (max coordinate + 1) (torchvision's batched_nms below its size threshold, each step in the
+// boxes' type: float32, or `h` where they ran in a half type, `precision=` on the line), else
 // boxes itself.
-Tensor nms_offset_boxes(const NmsParams& p, const std::vector<Tensor>& in);
+Tensor nms_offset_boxes(const NmsParams& p, const std::vector<Tensor>& in, HalfType h = HalfType::None);
 
 OpFn nms_op(decltype(&nms_ref) fn);
 

@@ -175,7 +175,9 @@ def index(x, key):
 
 
 def nms(boxes, scores, iou_threshold):
-    if not (torch.is_tensor(boxes) and _dt(boxes) == torch.float32 and boxes.dim() == 2 and _dt(scores) == torch.float32):
+    # torchvision takes any threshold; parity's nms one in [0, 1]: others are recorded by values.
+    if not (torch.is_tensor(boxes) and _dt(boxes) == torch.float32 and boxes.dim() == 2 and _dt(scores) == torch.float32
+            and 0 <= float(iou_threshold) <= 1):
         return None
     return Known("nms", [f"boxes={shape_text(boxes)}", f"iou={float(iou_threshold)!r}"], [("boxes", boxes), ("scores", scores)])
 
@@ -184,7 +186,9 @@ def batched_nms(boxes, scores, idxs, iou_threshold):
     """torchvision.ops.batched_nms as one call, whichever path torchvision takes inside."""
     if not (torch.is_tensor(idxs) and idxs.dtype == torch.int64 and idxs.dim() == 1) or nms(boxes, scores, iou_threshold) is None:
         return None
-    return Known("nms", [f"boxes={shape_text(boxes)}", f"iou={float(iou_threshold)!r}", "by_class"],
+    # Boxes of a half type get shifted in that type (torchvision's coordinate trick): said on the line.
+    half = {torch.bfloat16: "precision=bf16", torch.float16: "precision=fp16"}.get(boxes.dtype, "")
+    return Known("nms", [f"boxes={shape_text(boxes)}", f"iou={float(iou_threshold)!r}", "by_class", half],
                  [("boxes", boxes), ("scores", scores), ("idxs", idxs)])
 
 

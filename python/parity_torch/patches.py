@@ -2,11 +2,11 @@
 
 torch 1.13's TorchFunctionMode does not see indexing with a single key (`x[mask]`, `x[i]`) nor
 torchvision's nms (a torch.ops call), so Tensor.__getitem__/__setitem__ and torchvision.ops.nms are
-wrapped; so is torchvision.ops.batched_nms, recorded as one call. Those are shared by every thread, while dump blocks open and close per thread and in any
-order: the wrappers go in when the first block opens and come out when the last one closes (a
-count under a lock), and each wrapped call goes to the recorders open on its own thread, the one
-opened last first, or straight to the original when there are none. Nothing a block leaves behind
-can record into a finished dump.
+wrapped; so is torchvision.ops.batched_nms, recorded as one call. Those are shared by every thread,
+while dump blocks open and close per thread and in any order: the wrappers go in when the first
+block opens and come out when the last one closes (a count under a lock), and each wrapped call
+goes to the recorders open on its own thread, the one opened last first, or straight to the
+original when there are none. Nothing a block leaves behind can record into a finished dump.
 """
 import functools
 import sys
@@ -32,9 +32,11 @@ def _targets():
     found = [(torch.Tensor, "__getitem__"), (torch.Tensor, "__setitem__")]
     for module in ("torchvision.ops", "torchvision.ops.boxes"):  # only if the model imported it
         owner = sys.modules.get(module)
-        # batched_nms takes one of two paths by box count and device (per class on the CPU, one nms
-        # of shifted boxes on CUDA): one call, or a CPU run and a CUDA run would differ in structure.
-        found += [(owner, name) for name in ("nms", "batched_nms") if owner is not None and getattr(owner, name, None) is not None]
+        # batched_nms takes one of two paths by box count and device (per class above 4000
+        # coordinates on the CPU and 20000 on CUDA, one nms of boxes shifted by class below): one
+        # call, or a CPU run and a CUDA run would differ in structure.
+        if owner is not None:
+            found += [(owner, name) for name in ("nms", "batched_nms") if getattr(owner, name, None) is not None]
     return found
 
 

@@ -228,6 +228,29 @@ NmsProblem one_tie_problem() {
   return make_problem({boxes, f32({0.9f, 0.8f, 0.8f, 0.7f})}, 0.5, false);
 }
 
+// torchvision's batched_nms on its per-class path (check_nms_keep_by_class): two classes whose
+// boxes overlap across classes. Boxes 0 and 1 (class 0) overlap with IoU 0.81; box 2 (class 1)
+// lies on box 0 exactly; box 3 (class 1) overlaps box 2 with IoU 0.81 too.
+TEST(NmsKeepCheck, ByClassKeepsEachClassApart) {
+  const Tensor boxes = boxes_of({0, 0, 10, 10, 0, 0, 10, 9, 0, 0, 10, 10, 0, 1, 10, 10});
+  const Tensor scores = f32({0.9f, 0.8f, 0.7f, 0.6f}), classes = i64({0, 0, 1, 1});
+  const auto judge = [&](const std::vector<int64_t>& keep) { return check_nms_keep_by_class(boxes, scores, classes, 0.5, i64(keep)); };
+  EXPECT_TRUE(judge({0, 2}).valid) << judge({0, 2}).violation;  // one of each class
+  // Box 2 is another class's: box 0 never suppresses it.
+  const NmsCheck across = judge({0});
+  EXPECT_FALSE(across.valid);
+  EXPECT_TRUE(contains(across.violation, "class 1")) << across.violation;
+  EXPECT_FALSE(judge({0, 1, 2}).valid);  // box 1 kept beside box 0 of its class
+  EXPECT_FALSE(judge({2, 0}).valid);     // not in descending score
+  EXPECT_FALSE(judge({0, 2, 2}).valid);  // a box twice
+  // A plain nms ignoring classes keeps {0} only; the shifted boxes of the other path keep {0, 2}.
+  NmsParams p;
+  p.n = 4, p.iou = 0.5, p.by_class = true;
+  const std::vector<Tensor> in = {boxes, scores, classes};
+  EXPECT_EQ(as_vector(nms_ref(p, in)), (std::vector<int64_t>{0, 2}));
+  EXPECT_TRUE(check_nms_keep(nms_offset_boxes(p, in), scores, 0.5, i64({0, 2})).valid);
+}
+
 TEST(NmsKeepCheck, EqualScoreKeptBoxesPassInEitherOrder) {
   const NmsProblem p = one_tie_problem();
   ASSERT_EQ(keep_of("ref", p), (std::vector<int64_t>{0, 1, 2}));

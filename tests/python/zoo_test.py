@@ -107,13 +107,27 @@ class Identity(InTempFolder):
     def test_batched_nms_on_its_cpu_path_against_its_cuda_path(self):
         x = torch.rand(1500, 4, generator=torch.Generator().manual_seed(3))
         a = self.dumps("nms-cpu", BoxHead(), BoxHead(), lambda m, x: m(x), x)[0]
-        with either_batched_nms_path():
+        with shifted_batched_nms_path():
             b = self.dumps("nms-cuda", BoxHead(), BoxHead(), lambda m, x: m(x), x)[0]
         for first, second in ((a, b), (b, a)):
             code, out, report = compare(first, second)
             self.assertEqual((code, report["failed"], report["structural"], report["unchecked"]), (0, 0, 0, 0), out[-3000:])
             nms = [l for l in report["layers"] if l["op"] == "nms"]
             self.assertEqual(len(nms), 1, out[-3000:])
+
+    def test_batched_nms_of_bfloat16_boxes_shifted_in_bfloat16(self):
+        # A float32 model against its .bfloat16() copy: the shift rounds to bfloat16 (about 4 pixels
+        # at 2000), so the two keep lists differ, each valid for its own shifted boxes.
+        g = torch.Generator().manual_seed(5)
+        x, classes = torch.rand(800, 6, generator=g), (torch.rand(800, generator=g) * 20).long()
+        paths = []
+        for tag, model, data in (("f32", HalfBoxes(), x), ("bf16", HalfBoxes().bfloat16(), x.bfloat16())):
+            paths.append(os.path.join(self.tmp.name, f"half-boxes-{tag}"))
+            with nms_in_float32(), torch.no_grad(), zoo.parity_torch.dump(paths[-1], model, dtype=torch.float32):
+                model(data, classes)
+        for a, b in (paths, paths[::-1]):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
 
     def test_a_paste_at_corners_the_runs_rounded_differently(self):
         for scaled in (False, True):
@@ -189,7 +203,28 @@ class Paste(torch.nn.Module):
         return canvas * 2
 
 
-def either_batched_nms_path():
+class HalfBoxes(torch.nn.Module):
+    """800 boxes of 20 classes up to 1000 pixels, made in the model's dtype, into batched_nms: fewer
+    than its 4000 coordinates, so it shifts them by class in their own dtype."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l = torch.nn.Linear(6, 6)
+
+    def forward(self, x, classes):
+        y = self.l(x)
+        boxes = torch.cat([y[:, :2] * 600, y[:, :2] * 600 + 30 + y[:, 2:4] * 100], 1)
+        return boxes[zoo.torchvision.ops.batched_nms(boxes, y[:, 4].sigmoid(), classes, 0.5)] * 2
+
+
+def nms_in_float32():
+    """torchvision's nms as its CUDA autocast wrapper runs it: half boxes and scores in float32."""
+    original = zoo.torchvision.ops.boxes.nms
+    return unittest.mock.patch.object(zoo.torchvision.ops.boxes, "nms", lambda b, s, t: original(b.float(), s.float(), t))
+
+
+def shifted_batched_nms_path():
     """B runs batched_nms's shifted path, as CUDA does."""
     boxes_module = zoo.torchvision.ops.boxes
     return unittest.mock.patch.object(boxes_module, "_batched_nms_vanilla", boxes_module._batched_nms_coordinate_trick)
