@@ -242,27 +242,34 @@ bool only_numbers_differ(const std::string& ca, const std::string& cb) {
   return std::regex_replace(ca, digits, "#") == std::regex_replace(cb, digits, "#");
 }
 
+namespace {
+// A tensor's repr written into an argument's text: `tensor(3)`, `tensor([1,2])`.
+const std::regex& tensor_text() {
+  static const std::regex r(R"(tensor\([^()]*\))");
+  return r;
+}
+}  // namespace
+
 // Two canonical lines of one call that differ only in what the run's data decides: the values
 // of tensors written into their arguments (`x[t0:t1] = v` with tensor bounds, `tensor(3)`) and the
 // shapes of their tensors (`in2=80x50`); every other field, and each Python number, equal.
 bool only_data_differs(const std::string& ca, const std::string& cb) {
-  static const std::regex tensor_text(R"(tensor\([^()]*\))"), tensor_role(R"(^in[0-9_]+$)");
+  static const std::regex tensor_role(R"(^in[0-9_]+$)");
   const auto fa = fields_of(ca), fb = fields_of(cb);
   if (fa.size() != fb.size()) return false;
   for (auto ia = fa.begin(), ib = fb.begin(); ia != fa.end(); ++ia, ++ib) {
     if (ia->first != ib->first) return false;
     if (std::regex_match(ia->first, tensor_role)) continue;
-    if (std::regex_replace(ia->second, tensor_text, "tensor(#)") != std::regex_replace(ib->second, tensor_text, "tensor(#)")) return false;
+    if (std::regex_replace(ia->second, tensor_text(), "tensor(#)") != std::regex_replace(ib->second, tensor_text(), "tensor(#)")) return false;
   }
   return true;
 }
 
 // Whether the values of tensors written into two canonical lines' arguments differ.
 bool tensors_in_arguments_differ(const std::string& ca, const std::string& cb) {
-  static const std::regex tensor_text(R"(tensor\([^()]*\))");
   const auto all = [](const std::string& line) {
     std::vector<std::string> out;
-    for (auto it = std::sregex_iterator(line.begin(), line.end(), tensor_text); it != std::sregex_iterator(); ++it) out.push_back(it->str());
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), tensor_text()); it != std::sregex_iterator(); ++it) out.push_back(it->str());
     return out;
   };
   return all(ca) != all(cb);

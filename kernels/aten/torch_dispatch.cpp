@@ -669,6 +669,19 @@ std::optional<Literal> python_literal(const std::string& text) {
   return lit;
 }
 
+// A call's tensors as recorded, and as the judge runs them: floats widened to float64.
+struct Operands {
+  std::vector<at::Tensor> given, wide;
+};
+Operands operands(const std::vector<Tensor>& in) {
+  Operands o;
+  for (const Tensor& t : in) {
+    o.given.push_back(to_aten(t));
+    o.wide.push_back(o.given.back().is_floating_point() ? o.given.back().to(at::kDouble) : o.given.back());
+  }
+  return o;
+}
+
 // Whether every value of `t` (float32) is one float16 holds, or every one is one bfloat16 holds:
 // a kernel that takes it to that type rounds nothing.
 bool on_a_half_grid(const at::Tensor& t) {
@@ -694,11 +707,7 @@ TorchCallResult attention_call(const std::string& op, const std::string& line, c
   if (!dropout.empty() && python_number(dropout).value_or(1) != 0) throw Error(op + " with dropout draws random numbers");
   const std::string causal = text_arg(args, 5, "is_causal"), scale_text = text_arg(args, 6, "scale"), gqa = text_arg(args, 7, "enable_gqa");
   return aten_call(op.c_str(), [&] {
-    std::vector<at::Tensor> tensors, wide;
-    for (const Tensor& t : in) {
-      tensors.push_back(to_aten(t));
-      wide.push_back(tensors.back().is_floating_point() ? tensors.back().to(at::kDouble) : tensors.back());
-    }
+    const auto [given, wide] = operands(in);
     const std::optional<at::Tensor> q = tensor_arg(args, wide, 0, "query"), k = tensor_arg(args, wide, 1, "key"),
                                     v = tensor_arg(args, wide, 2, "value"), mask = tensor_arg(args, wide, 3, "attn_mask");
     if (!q || !k || !v || q->dim() < 2 || k->dim() < 2 || v->dim() < 2) throw Error(op + " without its query, key and value recorded");
@@ -731,7 +740,7 @@ TorchCallResult attention_call(const std::string& op, const std::string& line, c
     const at::Tensor y = weights.matmul(value);
     const at::Tensor reach = std::get<0>(q->abs().matmul(key.abs().transpose(-2, -1)).max(-1, true));  // M_i
     const int64_t K = std::max(2 * L + 1, E);
-    const std::optional<at::Tensor> q32 = tensor_arg(args, tensors, 0, "query"), k32 = tensor_arg(args, tensors, 1, "key");
+    const std::optional<at::Tensor> q32 = tensor_arg(args, given, 0, "query"), k32 = tensor_arg(args, given, 1, "key");
     const bool rounded_already = q32->is_floating_point() && on_a_half_grid(*q32) && on_a_half_grid(*k32);
     const double c = rounded_already ? double(E + 2) / double(K + 2) : 1.0;
     TorchCallResult r;
@@ -848,14 +857,10 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     }
   }
   return aten_call(op.c_str(), [&] {
-    aten_threads();
-    std::vector<at::Tensor> tensors, wide;
+    const auto [given, wide] = operands(in);
     std::optional<at::ScalarType> floating;  // the floats' dtype as given: results are rounded to it
-    for (const Tensor& t : in) {
-      const at::Tensor a = to_aten(t);
-      tensors.push_back(a);
+    for (const at::Tensor& a : given) {
       if (a.is_floating_point() && !floating) floating = a.scalar_type();
-      wide.push_back(a.is_floating_point() ? a.to(at::kDouble) : a);
     }
     std::vector<at::Tensor> out = run_op(op, known->aten, args, wide);
     // F.adaptive_max_pool2d(x, size) returns the values; its operator, the indices too (a call

@@ -14,10 +14,11 @@
 // then nms as above. The third input holds the class of each box as float32, as YOLOv5 keeps
 // it in column 5.
 // by_class: torchvision.ops.batched_nms: boxes whose idxs (int64) differ never suppress each
-// other; `precision=bf16|fp16` where its boxes ran in that type. torchvision takes one of two paths by box count and device (per class on the CPU above
-// 4000 coordinates, one nms of boxes shifted by idxs * (max coordinate + 1) below, and on CUDA up
-// to 20000): the shifted boxes' IoUs round otherwise than the raw ones, so an answer is valid when
-// either path's IoUs make it one. The reference runs the shifted path.
+// other; `precision=bf16|fp16` where its boxes ran in that type. torchvision takes one of two
+// paths by box count and device (per class on the CPU above 4000 coordinates, one nms of boxes
+// shifted by idxs * (max coordinate + 1) below, and on CUDA up to 20000): the shifted boxes' IoUs
+// round otherwise than the raw ones, so an answer is valid when either path's IoUs make it one.
+// The reference runs the shifted path.
 // Line: nms boxes=Nx4 iou=T [batched [max_wh=7680] | by_class]   (inputs boxes, scores[, classes | idxs])
 #include <algorithm>
 #include <string>

@@ -184,12 +184,12 @@ def nms(boxes, scores, iou_threshold):
 
 def batched_nms(boxes, scores, idxs, iou_threshold):
     """torchvision.ops.batched_nms as one call, whichever path torchvision takes inside."""
-    if not (torch.is_tensor(idxs) and idxs.dtype == torch.int64 and idxs.dim() == 1) or nms(boxes, scores, iou_threshold) is None:
+    plain = nms(boxes, scores, iou_threshold)
+    if plain is None or not (torch.is_tensor(idxs) and idxs.dtype == torch.int64 and idxs.dim() == 1):
         return None
     # Boxes of a half type get shifted in that type (torchvision's coordinate trick): said on the line.
     half = {torch.bfloat16: "precision=bf16", torch.float16: "precision=fp16"}.get(boxes.dtype, "")
-    return Known("nms", [f"boxes={shape_text(boxes)}", f"iou={float(iou_threshold)!r}", "by_class", half],
-                 [("boxes", boxes), ("scores", scores), ("idxs", idxs)])
+    return Known("nms", plain.line.split()[1:] + ["by_class", half], plain.inputs + [("idxs", idxs)])
 
 
 def _arg(args, kwargs, i, name, default=None):
