@@ -18,7 +18,7 @@ TorchBound bound_of(const std::string& word, const std::string& row) {
       {"sum", TorchBound::Sum},        {"softmax", TorchBound::Softmax},      {"log_softmax", TorchBound::LogSoftmax},
       {"logsumexp", TorchBound::LogSumExp}, {"cosine", TorchBound::Cosine},  {"layer_norm", TorchBound::LayerNorm},
       {"group_norm", TorchBound::GroupNorm}, {"gelu", TorchBound::Gelu},      {"steps", TorchBound::Steps},
-      {"moments", TorchBound::Moments}, {"attention", TorchBound::Attention}};
+      {"moments", TorchBound::Moments}, {"attention", TorchBound::Attention}, {"rms_norm", TorchBound::RmsNorm}};
   const auto it = m.find(word);
   if (it == m.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown bound \"" + word + "\"");
   return it->second;

@@ -7,7 +7,7 @@
 
 namespace parity {
 
-enum class TorchBound { None, Exact, Rounded, Sum, Softmax, LogSoftmax, LogSumExp, Cosine, LayerNorm, GroupNorm, Gelu, Steps, Moments, Attention };
+enum class TorchBound { None, Exact, Rounded, Sum, Softmax, LogSoftmax, LogSumExp, Cosine, LayerNorm, GroupNorm, Gelu, Steps, Moments, Attention, RmsNorm };
 
 struct TorchCall {
   std::string name;   // as Python gives it

@@ -753,6 +753,47 @@ TorchCallResult attention_call(const std::string& op, const std::string& line, c
   });
 }
 
+// torch 2.4's F.rms_norm(input, normalized_shape, weight=None, eps=None), written out in float64
+// (LibTorch before 2.4 has no such operator): y = x / sqrt(mean x^2 + eps) * w over the trailing
+// dims normalized_shape names. Its rounding: the mean of K squares (positive terms) off by K units
+// relatively, the root and the products by a few: S = (|z| + 1) |w| + |y| with z = x / s bounds
+// them (K + 8 of them, as layer_norm's). eps=None means the epsilon of the type the kernel works
+// in, which the line does not say (a float32 kernel on half inputs, or the half type's own): such
+// a call is refused, not judged with a guess.
+TorchCallResult rms_norm_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in) {
+  const Args args = read_line(line, in.size());
+  const std::string eps_text = text_arg(args, 3, "eps");
+  if (eps_text.empty() || eps_text == "None") throw Error(op + " with eps=None: its epsilon is that of the type its kernel works in, which the line does not say");
+  const std::optional<double> eps = python_number(eps_text);
+  if (!eps || !std::isfinite(*eps) || *eps < 0) throw Error(op + "'s eps is not a number in the line");
+  const auto shape = int_list(text_arg(args, 1, "normalized_shape"));
+  if (!shape) throw Error(op + "'s normalized_shape is not recorded as a list");
+  return aten_call(op.c_str(), [&] {
+    const auto [given, wide] = operands(in);
+    const std::optional<at::Tensor> x = tensor_arg(args, wide, 0, "input"), w = tensor_arg(args, wide, 2, "weight");
+    const std::optional<at::Tensor> x_given = tensor_arg(args, given, 0, "input");
+    if (!x || !x->is_floating_point()) throw Error(op + " without its floating input recorded");
+    const int64_t dims = int64_t(shape->size());
+    if (dims > x->dim()) throw Error(op + ": normalized_shape has more dims than its input");
+    std::vector<int64_t> reduce;
+    int64_t K = 1;
+    for (int64_t d = x->dim() - dims; d < x->dim(); ++d) {
+      if (x->size(d) != (*shape)[size_t(d - (x->dim() - dims))]) throw Error(op + ": normalized_shape is not its input's trailing shape");
+      reduce.push_back(d);
+      K *= x->size(d);
+    }
+    const at::Tensor s = (x->pow(2).mean(reduce, true) + *eps).sqrt();
+    const at::Tensor z = *x / s;
+    const at::Tensor weight = w ? *w : at::ones({}, x->options());
+    const at::Tensor y = z * weight;
+    TorchCallResult r;
+    r.bound_sums.push_back(from_aten(((z.abs() + 1) * weight.abs() + y.abs()).expand_as(y).contiguous()));
+    r.bound_terms.push_back(K + 8);
+    r.outputs.push_back(from_aten(y.to(x_given->scalar_type()).contiguous()));
+    return r;
+  });
+}
+
 }  // namespace
 
 // A normalisation's S: with mean m, deviation s and z_i = (x_i - m) / s over each group of K values
@@ -827,6 +868,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     });
   }
   if (known && known->bound == TorchBound::Attention) return attention_call(op, line, in);
+  if (known && known->bound == TorchBound::RmsNorm) return rms_norm_call(op, line, in);
   if (!known || known->aten.empty()) {
     throw Error("parity cannot run " + op + " again: no error bound for it is known here (python/parity_torch/torch_calls.tsv)");
   }
