@@ -30,6 +30,11 @@ struct DumpTensorInfo {
   // An input's producer: the most recent earlier layer named as in `source` ("<layer>:<role>")
   // that has that output, as an index into Dump::layers; -1 when none is in the dump.
   int64_t source_layer = -1;
+  // Other outputs ("<layer>:<role>") the input may hold values of, where a partial in-place write
+  // by the source into its storage did not reach (y[:, :3].add_(1) after y.clamp_()), and their
+  // layers (as source_layer; -1 for one not in the dump).
+  std::vector<std::string> also_from;
+  std::vector<int64_t> also_from_layers;
   bool derived = false;  // computed from the source output (a slice, a column), not it as is
   std::vector<ViaStep> via;  // how, where recorded: the views and copies from the source output
   bool to_python = false;    // an output the run read as Python numbers (.item(), float(t))

@@ -46,6 +46,7 @@ constexpr size_t kMaxName = 4096;
 // A call line (params) may carry a long argument list; a run field is shown cut to this.
 constexpr size_t kMaxLine = size_t(1) << 20;
 constexpr size_t kMaxRunValueShown = 1000;
+constexpr size_t kMaxAlsoFrom = 256;  // parity_torch writes at most 64
 
 std::string string_of(const json& v, const std::string& at, const char* key, size_t max = kMaxName) {
   if (!v.is_string()) bad(at, key, "not a string");
@@ -188,7 +189,7 @@ void describe_from_header(DumpTensorInfo& t, bool has_dtype, bool has_shape, con
 
 DumpTensorInfo tensor_info(const json& j, const std::string& at, const std::string& default_role, const TensorHeaders& headers) {
   if (!j.is_object()) throw Error(at + ": not an object");
-  only_known(j, at, {"role", "file", "dtype", "shape", "source", "hash", "derived", "via", "to_python", "strided", "cast_from"});
+  only_known(j, at, {"role", "file", "dtype", "shape", "source", "hash", "derived", "via", "to_python", "strided", "cast_from", "also_from"});
   DumpTensorInfo t;
   t.file = string_of(required(j, at, "file"), at, "file");
   // A manifest names files of its own folder only: never a path that reaches outside it.
@@ -219,6 +220,16 @@ DumpTensorInfo tensor_info(const json& j, const std::string& at, const std::stri
     bad(at, "cast_from", "\"" + t.cast_from + "\" is neither float16 nor bfloat16");
   }
   if (!t.via.empty() && !t.derived) bad(at, "via", "given for an input that is not derived");
+  if (const json* v = find(j, "also_from")) {
+    if (!v->is_array() || v->size() > kMaxAlsoFrom) bad(at, "also_from", "not an array of at most " + std::to_string(kMaxAlsoFrom) + " sources");
+    for (const json& s : *v) {
+      const std::string source = s.is_string() ? s.get<std::string>() : std::string();
+      const size_t colon = source.rfind(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == source.size()) bad(at, "also_from", "an item is not \"<layer>:<role>\"");
+      t.also_from.push_back(source);
+    }
+    if (!t.also_from.empty() && (!t.derived || t.source.empty())) bad(at, "also_from", "given for an input that is not derived from a source");
+  }
   describe_from_header(t, !t.dtype.empty(), shape.has_value(), at, headers);
   return t;
 }
@@ -357,7 +368,10 @@ void resolve_layers(std::vector<DumpLayer>& layers) {
   std::map<std::string, int64_t> count, latest;
   for (size_t i = 0; i < layers.size(); ++i) {
     DumpLayer& l = layers[i];
-    for (DumpTensorInfo& t : l.inputs) t.source_layer = producer_of(t.source, latest, layers);
+    for (DumpTensorInfo& t : l.inputs) {
+      t.source_layer = producer_of(t.source, latest, layers);
+      for (const std::string& s : t.also_from) t.also_from_layers.push_back(producer_of(s, latest, layers));
+    }
     l.occurrence = count[l.name]++;
     latest[l.name] = int64_t(i);
   }

@@ -51,6 +51,10 @@ def layer_json(i, l):
         out = {"role": t["role"], "file": t["file"], "dtype": t["dtype"], "shape": t["shape"]}
         p = t.get("source")
         out["source"] = f"{p.layer.name}:{p.role}" if p is not None and p.layer.name else None
+        also = [] if out["source"] is None else [f"{layer.name}:{role}" for layer, role in p.also_from if layer.name]
+        also = list(dict.fromkeys(a for a in also if a != out["source"]))
+        if also:  # where a partial write into its storage did not reach, the values of these
+            out["also_from"] = also[:1] + also[1:][-63:]  # the tensor's own producer, and the latest writes
         if t.get("to_python"):
             out["to_python"] = True
         if t.get("strided"):

@@ -30,9 +30,13 @@ class _Prov:
     """Where a live tensor's values came from: a layer's output, as it was then, through `via`
     (views.Via; None where the chain is not known)."""
 
-    def __init__(self, layer, role, file, version, derived, via):
+    def __init__(self, layer, role, file, version, derived, via, also_from=()):
         self.layer, self.role, self.file, self.version, self.derived, self.via = layer, role, file, version, derived, via
         self.ptr, self.writes = None, 0  # the tensor's storage and the recorded writes into it, as remembered
+        # Other layer outputs (layer, role) whose values the tensor may hold where `layer`'s did not
+        # write: what its storage held before a partial in-place write (y[:, :3].add_(1) after
+        # y.clamp_()), and earlier such writes.
+        self.also_from = tuple(also_from)[:1] + tuple(also_from)[1:][-63:]  # as the manifest keeps them
 
 
 class Provenance:
@@ -44,6 +48,8 @@ class Provenance:
         self.prov = {}
         self.writes = {}  # storage pointer -> recorded in-place calls into it (views.Via.valid)
         self.last_writer = {}  # storage pointer -> the output of the last recorded in-place call into it
+        # storage pointer -> (the write's count, its output) for each recorded in-place call into it, in order
+        self.write_log = {}
 
     def of(self, t):
         entry = self.prov.get(id(t))
@@ -62,9 +68,11 @@ class Provenance:
         buf[:, t].copy_(k) into a view of it), came from that call's output last."""
         p = self.of(t)
         if p is None and torch.is_tensor(t):
-            writer = self.last_writer.get(storage_ptr(t))
+            ptr = storage_ptr(t)
+            writer = self.last_writer.get(ptr)
             if writer is not None:
-                return _Prov(writer.layer, writer.role, None, version_of(t), True, None)
+                earlier = [(w.layer, w.role) for _, w in self.write_log.get(ptr, [])[:-1] if w is not None]
+                return _Prov(writer.layer, writer.role, None, version_of(t), True, None, earlier)
         return self.current(p)
 
     def current(self, p):
@@ -74,16 +82,18 @@ class Provenance:
         no chain to replay."""
         if p is None:
             return p
-        writers = []
+        writers = []  # every recorded write since p was made, into the storage its chain reads or its own
         if p.via is not None and not p.via.valid(self.writes):
-            writers.append(self.last_writer.get(p.via.ptr))
+            writers += [w for count, w in self.write_log.get(p.via.ptr, []) if count > p.via.writes]
         if p.ptr is not None and self.writes.get(p.ptr, 0) != p.writes:
-            writers.append(self.last_writer.get(p.ptr))
+            writers += [w for count, w in self.write_log.get(p.ptr, []) if count > p.writes]
         writers = [w for w in writers if w is not None and w.layer is not p.layer]
         if not writers:
             return p
         writer = max(writers, key=lambda w: w.layer.index)
-        return _Prov(writer.layer, writer.role, None, p.version, True, None)
+        # A write may cover part of the tensor only: the rest holds p's values, or an earlier write's.
+        earlier = [(p.layer, p.role)] + list(p.also_from) + [(w.layer, w.role) for w in writers if w is not writer]
+        return _Prov(writer.layer, writer.role, None, p.version, True, None, earlier)
 
     def remember(self, t, p):
         p.ptr = storage_ptr(t)
@@ -103,7 +113,9 @@ class Provenance:
 
     def last_write_by(self, target):
         """target's provenance, as its layer recorded it, is the last write into its storage."""
-        self.last_writer[storage_ptr(target)] = self.of(target)
+        ptr = storage_ptr(target)
+        self.last_writer[ptr] = self.of(target)
+        self.write_log.setdefault(ptr, []).append((self.writes.get(ptr, 0), self.of(target)))
 
     def as_written(self, p, now):
         """Whether a tensor from p, of version `now`, holds p's output file as it is."""
@@ -157,7 +169,7 @@ class Provenance:
             if p.via is not None:
                 via = p.via.copy(o, text, self.writes) if copied else p.via.view(o, text, self.writes)
             self.remember(o, _Prov(p.layer, p.role, p.file if as_is and not p.derived else None, version_of(o),
-                                   p.derived or not as_is, via))
+                                   p.derived or not as_is, via, p.also_from))
         return True
 
     def keeps_values(self, base, o):
