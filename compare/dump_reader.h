@@ -37,6 +37,7 @@ struct DumpTensorInfo {
   std::vector<int64_t> also_from_layers;
   bool derived = false;  // computed from the source output (a slice, a column), not it as is
   std::vector<ViaStep> via;  // how, where recorded: the views and copies from the source output
+  bool has_via = false;      // a chain was recorded, empty or not (empty: the output itself, written since by no recorded call)
   bool to_python = false;    // an output the run read as Python numbers (.item(), float(t))
   bool strided = false;      // an input the call read as a non-contiguous tensor (its file holds it contiguous)
   std::string cast_from;     // an output the run held in float16 or bfloat16, written wider; empty otherwise

@@ -63,13 +63,15 @@ std::string InputChecks::rewired_input(const DumpLayer& la, const DumpLayer& lb)
 
 std::string InputChecks::copy_finding(int side, const DumpLayer& l) const {
   for (const DumpTensorInfo& t : l.inputs) {
-    if (!t.derived || t.via.empty()) continue;
+    if (!t.derived || !t.has_via) continue;
     const DumpTensorInfo* out = source_output(side, t);
     if (!out) continue;
     const ViaCheck c = check_via(p_.side(side).load(*out), p_.side(side).load(t), t.via);
     if (c.checked && !c.mismatch.empty()) {
-      return std::string(side == 0 ? "A" : "B") + "'s input " + t.role + " is not " + t.source + " through " + via_text(t.via) + ": " +
-             c.mismatch;
+      // An empty chain: the output itself, whose values changed with no recorded call writing
+      // into it (a kernel wrote where it should not have, or a call parity passes through did).
+      const std::string how = t.via.empty() ? " as that layer gave it, though no recorded call wrote into it since" : " through " + via_text(t.via);
+      return std::string(side == 0 ? "A" : "B") + "'s input " + t.role + " is not " + t.source + how + ": " + c.mismatch;
     }
   }
   return "";
@@ -91,7 +93,7 @@ std::string InputChecks::inconsistent_input(const DumpLayer& la, const DumpLayer
     const DumpTensorInfo &ta = la.inputs[k], &tb = lb.inputs[k];
     if (!ta.derived && !tb.derived) continue;
     if (ta.source_layer < 0 || tb.source_layer < 0 || p_.twin(0, ta.source_layer) != tb.source_layer) continue;
-    if (!ta.via.empty() && !tb.via.empty()) {
+    if (ta.has_via && tb.has_via) {
       // Each side's copy is checked against its own producer (copy_finding); what is left to
       // compare is which elements the two chains take, and where they put them, whatever the
       // producer's values.
@@ -110,7 +112,7 @@ std::string InputChecks::inconsistent_input(const DumpLayer& la, const DumpLayer
     // One side's chain, checked against its own producer, takes every element in place (a cast,
     // x.bfloat16() in a reduced-precision block), the other side's input is that producer's output
     // as is: the same elements, one of them rounded.
-    const bool a_whole = !ta.via.empty() && !tb.derived, b_whole = !tb.via.empty() && !ta.derived;
+    const bool a_whole = ta.has_via && !tb.derived, b_whole = tb.has_via && !ta.derived;
     if (a_whole || b_whole) {
       const DumpTensorInfo* p = source_output(a_whole ? 0 : 1, a_whole ? ta : tb);
       const std::vector<ViaStep>& via = a_whole ? ta.via : tb.via;

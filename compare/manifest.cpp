@@ -207,6 +207,7 @@ DumpTensorInfo tensor_info(const json& j, const std::string& at, const std::stri
     t.derived = v->get<bool>();
   }
   t.via = via_field(j, at);
+  if (const json* v = find(j, "via")) t.has_via = !v->is_null();
   if (const json* v = find(j, "to_python")) {
     if (!v->is_boolean()) bad(at, "to_python", "not a boolean");
     t.to_python = v->get<bool>();
@@ -219,7 +220,7 @@ DumpTensorInfo tensor_info(const json& j, const std::string& at, const std::stri
   if (!t.cast_from.empty() && t.cast_from != "float16" && t.cast_from != "bfloat16") {
     bad(at, "cast_from", "\"" + t.cast_from + "\" is neither float16 nor bfloat16");
   }
-  if (!t.via.empty() && !t.derived) bad(at, "via", "given for an input that is not derived");
+  if (t.has_via && !t.derived) bad(at, "via", "given for an input that is not derived");
   if (const json* v = find(j, "also_from")) {
     if (!v->is_array() || v->size() > kMaxAlsoFrom) bad(at, "also_from", "not an array of at most " + std::to_string(kMaxAlsoFrom) + " sources");
     for (const json& s : *v) {

@@ -316,7 +316,8 @@ class PartialWriteAfterWhole(torch.nn.Module):
 
 
 class PlantedInPlace(zoo.TorchFunctionMode):
-    """The in-place call `name`'s kernel giving one element 25% off (outside any slice written later)."""
+    """The call `name`'s kernel giving one element of the tensor it returns 25% off, in place (outside
+    any slice written later; dropout in eval returns its input itself)."""
 
     def __init__(self, name):
         super().__init__()
@@ -328,6 +329,17 @@ class PlantedInPlace(zoo.TorchFunctionMode):
             with torch._C.DisableTorchFunction():
                 result[tuple(n - 1 for n in result.shape)] *= 1.25  # the last element: [1, 5, 15] of clamp_'s
         return result
+
+
+class EvalDropout(torch.nn.Module):
+    """DETR's feed-forward block: in eval, dropout returns its input itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear1, self.dropout, self.linear2 = torch.nn.Linear(16, 32), torch.nn.Dropout(0.1), torch.nn.Linear(32, 16)
+
+    def forward(self, x):
+        return x + self.linear2(self.dropout(torch.relu(self.linear1(x))))
 
 
 class RoundTrip(torch.nn.Module):
@@ -413,6 +425,21 @@ class Hazards(InTempFolder):
             origin = next((l for l in report["layers"] if l.get("origin")), None)
             self.assertEqual((code, origin and origin["op"], origin and origin["defective"]), (1, f"torch.Tensor.{name}", "B"),
                              out[-2000:])
+
+    def test_a_value_written_into_an_output_passed_through_as_it_is_is_named(self):
+        # dropout in eval returns relu's output itself: a kernel writing into it there leaves the
+        # chain empty (the output as it is), which was never replayed: exit 0 at bf16 before.
+        torch.manual_seed(0)
+        net, x = EvalDropout().eval(), torch.randn(6, 2, 16, generator=torch.Generator().manual_seed(1))
+        a = self.dump("dropout-a", net, x)
+        for dtype in (torch.float32, torch.bfloat16):
+            self.assertEqual(compare(a, self.dump(f"dropout-{dtype}", net, x, dtype))[0], 0)
+            bad = self.dump(f"dropout-bad-{dtype}", net, x, dtype, below=PlantedInPlace("dropout"))
+            for first, second, side in ((a, bad, "B"), (bad, a, "A")):
+                code, out, report = compare(first, second)
+                origin = next((l for l in report["layers"] if l.get("origin")), None)
+                self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "linear2", side), out[-2000:])
+                self.assertIn("as that layer gave it", origin["reason"])
 
     def test_batch_norm_in_training_reads_its_running_statistics_as_they_were(self):
         torch.manual_seed(0)  # its kernel updates them in place, with no version change
