@@ -359,7 +359,14 @@ std::string text_arg(const Args& args, size_t pos, const char* key) {
 int64_t sum_terms(const std::string& name, const Args& args, const std::vector<at::Tensor>& wide, const at::Tensor& y) {
   const at::Tensor& x = wide.at(0);
   if (name == "linear" || name == "matmul" || name == "mm" || name == "bmm") return x.size(-1);
-  if (name == "addmm" || name == "baddbmm") return wide.at(1).size(-1);
+  if (name == "addmm" || name == "baddbmm" || name == "addmv") return wide.at(1).size(-1);
+  // A product of two operands contracted over K elements and nothing else (no batch dims):
+  // |y| = (|x| / K)(|w| / K), so K = sqrt(|x| |w| / |y|) (1 for an outer product).
+  if ((name == "mv" || name == "dot" || name == "vdot" || name == "inner" || name == "outer" || name == "ger" || name == "tensordot") &&
+      wide.size() > 1) {
+    const double k = std::sqrt(double(x.numel()) * double(wide[1].numel()) / double(std::max<int64_t>(1, y.numel())));
+    return std::max<int64_t>(1, int64_t(std::llround(k)));
+  }
   // F.fold: an output element sums the patches that cover it, at most the kernel's size of them.
   if (name == "fold") {
     const auto sizes = int_list(text_arg(args, 2, "kernel_size"));

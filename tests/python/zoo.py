@@ -546,6 +546,34 @@ def more_ops():
                                                          ("", "batch_norm", "batch_norm")]
 
 
+class StacksAndProducts(torch.nn.Module):
+    """Calls a second round of users' code made (2026-11-27): numpy-style stacks (hstack, vstack,
+    column_stack, tile, take_along_dim), products of two operands (mv, dot, outer, tensordot,
+    addmv), element-wise maps (logaddexp, atan, tan, asinh, log_sigmoid) and Python functions of
+    torch.nn.functional opened into their calls (softmin, tanhshrink)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(8, 16), torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        f = torch.nn.functional
+        h = self.a(x)  # [2, 6, 16]
+        g = self.b(h)
+        outs = [torch.hstack([h, g]), torch.vstack([h, g]), torch.column_stack([h[0], g[0]]), h.tile(1, 2, 1),
+                torch.take_along_dim(h, g.argmax(-1, keepdim=True), -1), torch.mv(h[0], g[1, 0]), torch.dot(h[0, 0], g[1, 1]),
+                torch.outer(h[0, 0], g[1, 0]), torch.tensordot(h, g, dims=([1, 2], [1, 2])), torch.addmv(g[1, :, 0], h[0], g[1, 0]),
+                torch.logaddexp(h, g * 0.5), torch.atan(h) + torch.tan(g * 0.3), torch.asinh(h), f.logsigmoid(g), f.softmin(h, -1),
+                f.tanhshrink(g)]
+        return sum(o.float().sum() for o in outs)
+
+
+def stacks_and_products():
+    torch.manual_seed(0)
+    return StacksAndProducts().eval(), _seeded((2, 6, 8)), None, [("", "hstack", "hstack"), ("", "tensordot", "tensordot"),
+                                                               ("", "mv", "mv"), ("", "logaddexp", "logaddexp")]
+
+
 class Resize(torch.nn.Module):
     """Linear, bilinear and bicubic resizing at sizes that are no power of 2: a half run on the CPU
     works out where to sample in its own type (PyTorch 1.13), a quarter pixel off at bfloat16; a
@@ -698,7 +726,7 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
-          "resize": resize, "kv_cache": kv_cache, "constants": constants,
+          "stacks_and_products": stacks_and_products, "resize": resize, "kv_cache": kv_cache, "constants": constants,
           "lrn": lrn, "offset_norm": offset_norm,
           "flat_resize": flat_resize, "antialias": antialias}
 
