@@ -43,6 +43,7 @@ void DataFlow::record(int side, int64_t i, bool differs, int64_t origin, bool st
   differs_[side][size_t(i)] = differs;
   steers_[side][size_t(i)] = steers;
   steered_so_far_ = steered_so_far_ || steers;
+  for (const DumpTensorInfo& o : p_.side(side).layers[size_t(i)].outputs) read_into_python_so_far_ = read_into_python_so_far_ || o.to_python;
   after_steering_[side][size_t(i)] = steers || !steering_source(side, i).empty();
   up_[side][size_t(i)] = origin;
 }

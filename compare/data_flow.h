@@ -31,6 +31,10 @@ class DataFlow {
   // Whether a layer recorded so far (on either side) steers: the two runs' data have parted in a
   // way control flow follows (an index, a count, a box's integer corner).
   bool steered_so_far() const { return steered_so_far_; }
+  // Whether a layer recorded so far (on either side) had an output read into Python numbers
+  // (`x / x.abs().amax().item()`): the numbers the runs pass to later calls may differ, by as
+  // little as rounding.
+  bool read_into_python_so_far() const { return read_into_python_so_far_; }
 
   // What the layers downstream read of layer i of `side`: whether it differs, the origin it
   // carries (or -1), whether its outputs steer what follows.
@@ -50,6 +54,7 @@ class DataFlow {
   std::vector<char> after_steering_[2];  // steers_, or downstream of a layer that does
   std::vector<std::string> origin_names_;
   bool steered_so_far_ = false;
+  bool read_into_python_so_far_ = false;
 };
 
 }  // namespace parity

@@ -294,7 +294,10 @@ class Comparer {
     // that follow them (a crop taken at those bounds) may differ: every other field equal.
     const bool data_decided = flow_.steered_so_far() && only_data_differs(ca, cb) &&
                               (tensors_in_arguments_differ(ca, cb) || indexed_input(la) || indexed_input(lb));
-    const bool shapes_followed_data = ca != cb && ((steered && only_numbers_differ(ca, cb)) || data_decided);
+    // A number the run read out of a tensor that differs (`.item()`) and passed on as a Python
+    // number (`x / m.item()`) differs as that tensor does.
+    const bool read_from_data = flow_.read_into_python_so_far() && only_numbers_differ(ca, cb);
+    const bool shapes_followed_data = ca != cb && ((steered && only_numbers_differ(ca, cb)) || data_decided || read_from_data);
     // Directly after a layer that steers, layers pair iteration by iteration as best they can
     // (a per-detection loop): which producer feeds which is no finding there.
     const bool right_after_steering = !flow_.steered_input(0, ia).empty() || !flow_.steered_input(1, ib).empty();

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -147,12 +149,37 @@ std::string dtype_identity(const std::string& value) {
   return std::regex_match(value, floating) ? "floating" : value;
 }
 
+// A Python number that is a floating type's own constant (torch.finfo(dtype).min, max, eps or
+// tiny, of float16, bfloat16, float32 or float64) names the run's precision, not the call: masks
+// built from finfo(dtype).min (BERT's, GPT-2's, every transformers attention) and guards built
+// from finfo(dtype).eps give each precision's number. Each reads as one word ("finfo.min").
+std::string finfo_identity(const std::string& value) {
+  static const std::regex number(R"(^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$)");
+  if (!std::regex_match(value, number)) return value;
+  const double v = std::strtod(value.c_str(), nullptr);
+  struct Constants {
+    double max, eps, tiny;
+  };
+  static const Constants types[] = {{65504.0, 0x1p-10, 0x1p-14},
+                                    {0x1.fep127, 0x1p-7, 0x1p-126},
+                                    {double(std::numeric_limits<float>::max()), 0x1p-23, 0x1p-126},
+                                    {std::numeric_limits<double>::max(), 0x1p-52, 0x1p-1022}};
+  for (const Constants& t : types) {
+    if (v == -t.max) return "finfo.min";
+    if (v == t.max) return "finfo.max";
+    if (v == t.eps) return "finfo.eps";
+    if (v == t.tiny) return "finfo.tiny";
+  }
+  return value;
+}
+
 // A call's identity: a known op's canonical line; for an op parity does not know, its words with
 // the fields sorted, one space apart (another tool may write the same call's fields in any order
 // and spacing), without the fields that place tensors (placement_field), and with any floating
 // dtype as one word (dtype_identity); a known op's line without its precision= (a half run's op
-// that one backend ran in float32 for want of a half kernel). Two correct runs on two devices or
-// in two precisions name the same calls.
+// that one backend ran in float32 for want of a half kernel), and a floating type's constant as
+// one word (finfo_identity). Two correct runs on two devices or in two precisions name the same
+// calls.
 std::string canonical_call(const std::string& line) {
   if (is_known_op(op_name_of(line))) return with_half(canonical_line(line), HalfType::None);
   std::istringstream in(line);
@@ -163,7 +190,7 @@ std::string canonical_call(const std::string& line) {
     const size_t eq = word.find('=');
     const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
     if (placement_field(key, value)) continue;
-    fields.push_back(eq == std::string::npos ? word : key + "=" + dtype_identity(value));
+    fields.push_back(eq == std::string::npos ? word : key + "=" + finfo_identity(dtype_identity(value)));
   }
   std::sort(fields.begin(), fields.end());
   for (const std::string& f : fields) op += " " + f;

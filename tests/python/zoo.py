@@ -574,6 +574,35 @@ def stacks_and_products():
                                                                ("", "mv", "mv"), ("", "logaddexp", "logaddexp")]
 
 
+class TransformersMasks(torch.nn.Module):
+    """How Hugging Face transformers mask attention and guard divisions: numbers from
+    torch.finfo(dtype) (BERT's extended mask times finfo.min, GPT-2's torch.where with a torch.full
+    of finfo.min, masked_fill with it, a clamp at finfo.eps), each precision's own; and a scale read
+    out of the run with .item() and passed back as a Python number (dynamic-scale code)."""
+
+    def __init__(self):
+        super().__init__()
+        self.q, self.k, self.o = torch.nn.Linear(8, 16), torch.nn.Linear(8, 16), torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        dt = self.q.weight.dtype
+        pad = torch.ones(x.shape[:2], device=x.device)
+        pad[0, :2] = 0
+        extended = (1.0 - pad[:, None, :].to(dt)) * torch.finfo(dt).min
+        w = self.q(x) @ self.k(x).transpose(1, 2)
+        causal = torch.ones(6, 6, dtype=torch.bool, device=x.device).tril()
+        w = torch.where(causal, w, torch.full([], torch.finfo(w.dtype).min, dtype=w.dtype, device=x.device))
+        w = w.masked_fill(~causal, torch.finfo(w.dtype).min)
+        h = torch.softmax(w + extended, -1) @ self.q(x)
+        h = h / h.norm(dim=-1, keepdim=True).clamp(min=torch.finfo(h.dtype).eps)
+        return self.o(h / h.abs().amax().item())
+
+
+def transformers_masks():
+    torch.manual_seed(0)
+    return TransformersMasks().eval(), _seeded((2, 6, 8)), None, [("", "softmax", "softmax"), ("", "amax", "amax"), ("o", None, "o")]
+
+
 class Resize(torch.nn.Module):
     """Linear, bilinear and bicubic resizing at sizes that are no power of 2: a half run on the CPU
     works out where to sample in its own type (PyTorch 1.13), a quarter pixel off at bfloat16; a
@@ -726,7 +755,7 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
-          "stacks_and_products": stacks_and_products, "resize": resize, "kv_cache": kv_cache, "constants": constants,
+          "stacks_and_products": stacks_and_products, "transformers_masks": transformers_masks, "resize": resize, "kv_cache": kv_cache, "constants": constants,
           "lrn": lrn, "offset_norm": offset_norm,
           "flat_resize": flat_resize, "antialias": antialias}
 
