@@ -10,6 +10,7 @@ from . import ops
 from .calls import tensors_in
 from .naming import Frame
 from .provenance import version_of
+from .writer import storable
 
 
 class ModuleHooks:
@@ -95,5 +96,25 @@ class ModuleHooks:
                 r.files.record_outputs(layer, tensors_in(output))  # busy still counts this leaf
             finally:
                 r.busy -= 1
+        if module is r.model and all(f.module is not module for f in names.stack) and r.recording() and r.record_inputs:
+            self.record_returned(frame, output)
         names.name_function_layers(frame, tensors_in(output))
         return None
+
+    def record_returned(self, frame, output):
+        """What the model returns that a layer made: a layer `output` that passes it on, whose input
+        is checked against its producer through the views and copies between them (llama's
+        logits.float(), a permute and contiguous), which nothing else reads. Recorded for a layer's
+        output as it is too, so that a run where .float() copies and one where it does not (a
+        float32 run) have the same layers."""
+        r = self.recorder
+        for t in tensors_in(output):
+            if r.sources.source(t) is None or not storable(t) or t.is_sparse:
+                continue
+            r.busy += 1
+            try:
+                layer = r.names.new_layer("torch.Tensor.clone", f"torch.Tensor.clone in0={ops.shape_text(t)}", frame, "output")
+                layer.inputs.append(r.files.input_entry(layer, "in0", t))
+                r.files.record_outputs(layer, [t])
+            finally:
+                r.busy -= 1

@@ -161,10 +161,10 @@ class Provenance:
             p = self.source(base)
             if p is None:
                 continue
-            # A cast's values may be rounded: the consumer records its own input, unless the cast
-            # keeps every value (bfloat16 to float32) or the dump writes the producer so already.
+            # A copy is a kernel that may be wrong (a cast, .contiguous(), .cpu()): its consumer
+            # records its own input, checked against the chain. A view in place is the output as is.
             same_place = o.shape == base.shape and o.stride() == base.stride() and o.storage_offset() == base.storage_offset()
-            as_is = (copied or same_place) and self.keeps_values(base, o)
+            as_is = not copied and same_place and self.keeps_values(base, o)
             via = None
             if p.via is not None:
                 via = p.via.copy(o, text, self.writes) if copied else p.via.view(o, text, self.writes)

@@ -342,6 +342,22 @@ class EvalDropout(torch.nn.Module):
         return x + self.linear2(self.dropout(torch.relu(self.linear1(x))))
 
 
+class CastThenReturned(torch.nn.Module):
+    """llama's RMSNorm (x.float() ... .type_as(x)) and its end (logits.float()), and a permuted copy
+    returned: copies a kernel makes between layers and after the last."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.head = torch.nn.Linear(8, 16), torch.nn.Linear(16, 6)
+
+    def forward(self, x):
+        h = self.emb(x)
+        f = h.float()
+        h = (f * torch.rsqrt(f.pow(2).mean(-1, keepdim=True) + 1e-6)).type_as(h)
+        logits = self.head(h)
+        return logits.float(), logits.permute(0, 2, 1).contiguous()
+
+
 class RoundTrip(torch.nn.Module):
     """A value rounded through bfloat16 between two layers (as some quantisation code does)."""
 
@@ -440,6 +456,28 @@ class Hazards(InTempFolder):
                 origin = next((l for l in report["layers"] if l.get("origin")), None)
                 self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "linear2", side), out[-2000:])
                 self.assertIn("as that layer gave it", origin["reason"])
+
+    def test_a_wrong_copy_is_named_where_it_is_read_and_after_the_last_layer(self):
+        # Copies (x.float() of bfloat16 values, .contiguous()) were taken to be their source as it is:
+        # a wrong value in one was blamed on the layer that read it, and went unseen in what the
+        # model returns (exit 0).
+        torch.manual_seed(0)
+        net, x = CastThenReturned().eval(), torch.randn(2, 5, 8, generator=torch.Generator().manual_seed(1))
+        a = self.dump("copies-a", net, x)
+        for dtype in (torch.float64, torch.bfloat16):
+            b = self.dump(f"copies-{dtype}", net, x, dtype)
+            for first, second in ((a, b), (b, a)):
+                self.assertEqual(compare(first, second)[0], 0, compare(first, second)[1][-2000:])
+        cases = [(torch.bfloat16, "float", "pow", "through .float()"), (torch.bfloat16, "contiguous", "output.1", "through .permute"),
+                 (torch.float64, "contiguous", "output.1", "through .permute")]
+        for dtype, call, layer, how in cases:
+            bad = self.dump(f"copies-bad-{dtype}-{call}", net, x, dtype, below=PlantedInPlace(call))
+            for first, second, side in ((a, bad, "B"), (bad, a, "A")):
+                code, out, report = compare(first, second)
+                origin = next((l for l in report["layers"] if l.get("origin")), None)
+                self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, layer, side),
+                                 f"{dtype} {call}: {out[-2000:]}")
+                self.assertIn(how, origin["reason"])
 
     def test_batch_norm_in_training_reads_its_running_statistics_as_they_were(self):
         torch.manual_seed(0)  # its kernel updates them in place, with no version change
