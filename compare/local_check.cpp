@@ -86,6 +86,9 @@ LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const Sid
     : name_(name), o_(o), read_(read), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None),
       float16_(how.float16) {
   if (how.exact_inputs && fp32_sum(read, how)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
+  // No kernel of it rounds its inputs first, in any precision (an FFT: cuFFT's half transforms
+  // take half inputs): its terms are the inputs as recorded.
+  if (const TorchCall* t = torch_call(read.op); t && t->exact_terms) profile_.input_bits = 23;
   // A half run on the CPU whose kernel for this call may work in the type itself: torch 1.13's
   // norms over a dimension that is not innermost in memory (0.04 K units of bfloat16 measured, a
   // sequential sum's; over the trailing dims of a contiguous input they sum in float32), and its

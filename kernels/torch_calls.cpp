@@ -18,7 +18,7 @@ TorchBound bound_of(const std::string& word, const std::string& row) {
       {"sum", TorchBound::Sum},        {"softmax", TorchBound::Softmax},      {"log_softmax", TorchBound::LogSoftmax},
       {"logsumexp", TorchBound::LogSumExp}, {"cosine", TorchBound::Cosine},  {"layer_norm", TorchBound::LayerNorm},
       {"group_norm", TorchBound::GroupNorm}, {"gelu", TorchBound::Gelu},      {"steps", TorchBound::Steps},
-      {"moments", TorchBound::Moments}, {"attention", TorchBound::Attention}, {"rms_norm", TorchBound::RmsNorm}};
+      {"moments", TorchBound::Moments}, {"attention", TorchBound::Attention}, {"rms_norm", TorchBound::RmsNorm}, {"fourier", TorchBound::Fourier}};
   const auto it = m.find(word);
   if (it == m.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown bound \"" + word + "\"");
   return it->second;
@@ -32,7 +32,8 @@ void set_flag(TorchCall& c, const std::string& flag, const std::string& row) {
       {"arithmetic", &TorchCall::arithmetic}, {"reflected", &TorchCall::reflected}, {"samples", &TorchCall::samples},
       {"lowp", &TorchCall::lowp}, {"fp32_sum", &TorchCall::fp32_sum}, {"bias_after", &TorchCall::bias_after},
       {"half_sum", &TorchCall::half_sum}, {"half_weights", &TorchCall::half_weights},
-      {"half_steps", &TorchCall::half_steps}, {"literal", &TorchCall::literal}};
+      {"half_steps", &TorchCall::half_steps}, {"literal", &TorchCall::literal},
+      {"exact_terms", &TorchCall::exact_terms}};
   const auto it = flags.find(flag);
   if (it == flags.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown flag \"" + flag + "\"");
   c.*(it->second) = true;

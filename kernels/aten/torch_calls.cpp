@@ -252,19 +252,24 @@ TorchCallResult arithmetic_call(const std::string& op, const Kind& kind, const s
 // `in0=64x49x96`, `weight=96`, `in1_0=2x3` in a list) against the tensors given: a dump whose
 // line says one shape and whose file holds another is refused here, in one line, before LibTorch
 // or a bound reads either.
-void check_line_tensors(const std::string& line, const std::vector<Tensor>& in) {
+// A field ending in "c" (`in0=2x12x2x4x2c`) is a complex tensor's real view (torch.view_as_real):
+// which ones are is returned.
+std::vector<bool> check_line_tensors(const std::string& line, const std::vector<Tensor>& in) {
   std::istringstream fields(line);
   std::string word;
   fields >> word;  // the op
+  std::vector<bool> complex(in.size(), false);
   for (size_t k = 0; k < in.size(); ++k) {
     if (!(fields >> word)) throw Error("the line names fewer tensors than the layer's " + std::to_string(in.size()));
     const size_t eq = word.find('=');
-    const std::string said = eq == std::string::npos ? "" : word.substr(eq + 1);
+    std::string said = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (!said.empty() && said.back() == 'c') said.pop_back(), complex[k] = true;
     if (said != in[k].shape().str()) {
       throw Error("tensor " + std::to_string(k) + " (" + word.substr(0, eq) + ") is " + said + " in the line, its file holds " +
                   in[k].shape().str());
     }
   }
+  return complex;
 }
 
 }  // namespace
@@ -279,7 +284,11 @@ parity::TorchCallResult parity::aten_torch_call(const std::string& line, const s
   std::istringstream first(line);
   std::string op;
   first >> op;
-  check_line_tensors(line, in);
+  const std::vector<bool> complex = check_line_tensors(line, in);
+  const TorchCall* known = torch_call(op);
+  if (std::find(complex.begin(), complex.end(), true) != complex.end() || (known && known->bound == TorchBound::Fourier)) {
+    return complex_torch_call(op, line, in, complex);  // complex tensors in or out
+  }
   if (op == "torch.nn.functional.batch_norm") return batch_norm_call(read_args(line, in.size()), in);
   const std::optional<Kind> kind = kind_of(op);
   if (!kind) {  // any other operator LibTorch has, where a bound is known

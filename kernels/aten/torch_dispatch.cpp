@@ -9,6 +9,10 @@
 #include <ATen/TensorIndexing.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/ones_like.h>
+#include <ATen/ops/real.h>
+#include <ATen/ops/view_as_complex.h>
+#include <ATen/ops/view_as_real.h>
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/where.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -1003,6 +1007,71 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     for (at::Tensor& y : out) {
       if (y.is_floating_point() && floating) y = y.to(*floating);
       r.outputs.push_back(from_aten(y.contiguous()));
+    }
+    return r;
+  });
+}
+
+TorchCallResult complex_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in,
+                                   const std::vector<bool>& complex) {
+  const std::string name = call_name(op);
+  const TorchCall* known = torch_call(op);
+  const bool index = name == "getitem" || name == "setitem";
+  if (!index && (!known || known->aten.empty())) {
+    throw Error("parity cannot run " + op + " again: no error bound for it is known here (python/parity_torch/torch_calls.tsv)");
+  }
+  const TorchBound bound = index ? TorchBound::Exact : known->bound;
+  if (bound != TorchBound::Exact && bound != TorchBound::Rounded && bound != TorchBound::Sum && bound != TorchBound::Fourier) {
+    throw Error("parity cannot run " + op + " again on complex tensors: no bound for them is known here");
+  }
+  Args args = read_line(line, in.size());
+  for (auto it = args.keywords.begin(); it != args.keywords.end();) it = placement_argument(it->first) ? args.keywords.erase(it) : std::next(it);
+  return aten_call(op.c_str(), [&] {
+    std::vector<at::Tensor> wide;
+    at::ScalarType run_type = at::kComplexDouble;  // complex64 unless every complex input is complex128
+    std::optional<at::ScalarType> real_type;       // the real outputs': the real inputs' float dtype
+    for (size_t k = 0; k < in.size(); ++k) {
+      at::Tensor t = to_aten(in[k]);
+      if (k < complex.size() && complex[k]) {
+        if (!t.is_floating_point() || t.dim() == 0 || t.size(-1) != 2) throw Error(op + ": tensor " + std::to_string(k) + " is no complex tensor's real view");
+        if (t.scalar_type() != at::kDouble) run_type = at::kComplexFloat;
+        wide.push_back(at::view_as_complex(t.to(at::kDouble).contiguous()));
+      } else {
+        if (t.is_floating_point() && !real_type) real_type = t.scalar_type();
+        wide.push_back(t.is_floating_point() ? t.to(at::kDouble) : t);
+      }
+    }
+    const std::vector<at::Tensor> out = index ? run_index(name == "setitem", args, wide) : run_op(op, known->aten, args, wide);
+    std::vector<at::Tensor> sums;  // Sum and Fourier: the call on the inputs' moduli
+    if (bound == TorchBound::Sum || bound == TorchBound::Fourier) {
+      std::vector<at::Tensor> moduli;
+      for (const at::Tensor& t : wide) moduli.push_back(t.is_complex() || t.is_floating_point() ? t.abs() : t);
+      sums = run_op(op, known->aten, args, moduli);
+    }
+    TorchCallResult r;
+    for (size_t k = 0; k < out.size(); ++k) {
+      const at::Tensor& y = out[k];
+      at::Tensor S;
+      int64_t K = 0;
+      if (bound == TorchBound::Rounded && (y.is_complex() || y.is_floating_point())) {
+        S = y.abs(), K = 4;
+      } else if (bound == TorchBound::Sum && (y.is_complex() || y.is_floating_point()) && k < sums.size()) {
+        S = sums[k].abs(), K = sum_terms(name, args, wide, y) + 2;
+      } else if (bound == TorchBound::Fourier && (y.is_complex() || y.is_floating_point()) && k < sums.size()) {
+        // A discrete Fourier transform sums its N inputs times factors of modulus 1 (1/N, 1/sqrt(N)
+        // scaled): each output within the transform of the moduli at frequency 0, its largest.
+        S = at::ones_like(y.is_complex() ? at::real(y) : y) * sums[k].abs().max(), K = wide.at(0).numel() + 2;
+      }
+      const at::Tensor written = y.is_complex() ? at::view_as_real(y.to(run_type)) : y.is_floating_point() && real_type ? y.to(*real_type) : y;
+      if (S.defined()) {
+        if (y.is_complex()) S = S.unsqueeze(-1);
+        r.bound_sums.push_back(from_aten(S.to(at::kDouble).expand_as(written).contiguous()));
+        r.bound_terms.push_back(K);
+      } else {
+        r.bound_sums.emplace_back();
+        r.bound_terms.push_back(0);
+      }
+      r.outputs.push_back(from_aten(written.contiguous()));
     }
     return r;
   });

@@ -27,6 +27,14 @@ std::optional<c10::Scalar> python_scalar(const std::string& text);
 // bound parity can state, a random one, an argument the line does not give in full.
 TorchCallResult dispatch_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in);
 
+// The same for a call with complex tensors (`complex[k]`: in[k] is one, stored as its real view,
+// torch.view_as_real's trailing dim of 2; its line field ends in "c"): run in complex128, its
+// complex outputs returned as real views, each component within K roundings of S, the output's
+// modulus (element-wise calls: a product's real part ac - bd is within a few units of |x||w| =
+// |xw|) or the call on the inputs' moduli (sums). Calls of another bound are refused.
+TorchCallResult complex_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in,
+                                   const std::vector<bool>& complex);
+
 // A normalisation's bound S (layer_norm's, group_norm's): x normalised over `reduce` of
 // `grouped` (x's values, each group along reduce), with |weight| and |bias| shaped to broadcast.
 at::Tensor normalisation_sums(const at::Tensor& x, const at::Tensor& grouped, at::IntArrayRef reduce, double eps, const at::Tensor& w,

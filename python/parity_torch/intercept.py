@@ -28,7 +28,7 @@ class _Mode(TorchFunctionMode):
 
 class FunctionCalls:
     """The function calls `recorder` (recorder.Recorder) sees while a block is open, and those it
-    could not record (`skipped`: (op, layer) -> calls with sparse or complex tensors)."""
+    could not record (`skipped`: (op, layer) -> calls with sparse or complex32 tensors)."""
 
     def __init__(self, recorder):
         self.recorder = recorder
@@ -108,8 +108,8 @@ class FunctionCalls:
         outputs = [target] if target is not None else calls.tensors_in(result)
         r.busy += 1
         try:
-            if not outputs or not all(storable(t) or t.is_complex() for t in outputs):
-                return result  # quantized: not a layer
+            if not outputs or not all(storable(t) for t in outputs):
+                return result  # quantized (or complex32): not a layer
             if calls.sparse(outputs):
                 self.skip(func, name)
                 return result
@@ -117,8 +117,8 @@ class FunctionCalls:
             # producer: an input without one is data the run was given, compared bit for bit.
             if target is None and tensors and r.sources.pass_through(name, tensors, outputs, call_text(name, args, kwargs)):
                 return result
-            if any(t.is_complex() for t in outputs) or (r.record_inputs and any(t.is_complex() for _, t in tensors)):
-                self.skip(func, name)  # no dtype of parity's holds it: named, not written
+            if r.record_inputs and not all(storable(t) for _, t in tensors):
+                self.skip(func, name)  # no dtype of parity's holds it (complex32): named, not written
                 return result
             self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed, buffers)
         finally:

@@ -6,7 +6,7 @@ import weakref
 import torch
 
 from .provenance import layer_dtype, version_of
-from .views import dtype_name
+from .views import dtype_name, real_view
 from .writer import to_numpy
 
 
@@ -42,7 +42,7 @@ class LayerFiles:
             entry["strided"] = True
         if p is not None:
             if self.sources.as_written(p, version_of(like) if version is None else version):
-                entry.update(file=p.file, dtype=layer_dtype(t, self.cast), shape=list(t.shape))
+                entry.update(file=p.file, dtype=layer_dtype(t, self.cast), shape=list(real_view(t).shape))
                 return entry
             entry["derived"] = True
             # A version that moved with no recorded in-place call into the storage (a kernel that

@@ -43,7 +43,7 @@ def build(name, model, kept, ran, devices, autocast, tf32, skipped):
 
 def skipped_text(skipped):
     calls = ", ".join(f"{op}{f' x{n}' if n > 1 else ''} (layer {layer})" for (op, layer), n in skipped.items())
-    return f"skipped {sum(skipped.values())} calls with sparse/complex tensors: {calls}"
+    return f"skipped {sum(skipped.values())} calls with sparse/complex32 tensors: {calls}"
 
 
 def layer_json(i, l):

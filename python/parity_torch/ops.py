@@ -40,6 +40,9 @@ def _dt(t):
 
 
 def shape_text(t):
+    """`2x3`; a complex tensor's real view's shape, marked (`2x3x2c`): what the dump holds of it."""
+    if t.is_complex():
+        return "x".join(str(d) for d in t.shape) + ("x" if t.dim() else "") + "2c"
     return "x".join(str(d) for d in t.shape) if t.dim() else "scalar"
 
 
@@ -198,10 +201,20 @@ def _arg(args, kwargs, i, name, default=None):
     return kwargs.get(name, default)
 
 
+def _flat(values):
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
+
+
 def known_function(name, args, kwargs, in_place=False):
     """A torch function or Tensor method call (name as torch reports it; `in_place`: the call writes
     into its first argument) as a parity op, or None."""
     name = function_name(name, in_place)
+    if any(torch.is_tensor(v) and v.is_complex() for v in _flat(list(args) + list(kwargs.values()))):
+        return None  # parity's ops are real: a complex call is a torch call (kernels/aten/torch_dispatch.cpp)
     a = lambda i, key, default=None: _arg(args, kwargs, i, key, default)  # noqa: E731
     try:
         if name in ("conv2d",):

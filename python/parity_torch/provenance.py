@@ -10,7 +10,7 @@ import weakref
 import torch
 
 from . import torch_calls
-from .views import Via, storage_ptr
+from .views import Via, real_view, storage_ptr
 from .writer import DTYPE_NAMES
 
 
@@ -22,6 +22,7 @@ def version_of(t):
 
 
 def layer_dtype(t, cast=None):
+    t = real_view(t)  # a complex tensor is written as its real view
     dtype = cast if cast is not None and t.is_floating_point() else t.dtype
     return DTYPE_NAMES.get(dtype, "float32" if dtype == torch.bfloat16 else "int32")
 

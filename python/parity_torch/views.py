@@ -21,7 +21,14 @@ def storage_ptr(t):
         return t.storage().data_ptr()
 
 
+def real_view(t):
+    """A complex tensor as the dump holds it, torch.view_as_real's (a trailing dim of 2: real and
+    imaginary parts, strides in its real type's elements); any other tensor as it is."""
+    return torch.view_as_real(t.resolve_conj()) if t.is_complex() else t
+
+
 def _geometry(t):
+    t = real_view(t)
     return list(t.shape), list(t.stride()), t.storage_offset()
 
 
@@ -70,11 +77,11 @@ class Via:
         """A layer's output as it is: the empty chain, rooted at the output itself. `writes`: the
         recorder's count of in-place calls by storage."""
         ptr = storage_ptr(t)
-        return Via([], 0, _geometry(t), ptr, t.dtype, writes.get(ptr, 0))
+        return Via([], 0, _geometry(t), ptr, real_view(t).dtype, writes.get(ptr, 0))
 
     def view(self, o, text, writes):
         """o, a view of the storage this chain's root lives in; None where it is not one."""
-        if storage_ptr(o) != self.ptr or o.dtype != self.dtype or not self.valid(writes):
+        if storage_ptr(o) != self.ptr or real_view(o).dtype != self.dtype or not self.valid(writes) or o.is_conj():
             return None
         shape, strides, offset = _geometry(o)
         base_shape, base_strides, base_offset = self.root
@@ -89,11 +96,12 @@ class Via:
     def copy(self, o, text, writes):
         """o, a copy of this chain's tensor (cast to o's dtype where it differs): o is the new root."""
         step = {"op": text}
-        if o.dtype != self.dtype:
-            step["cast"] = dtype_name(o.dtype)
+        dtype = real_view(o).dtype
+        if dtype != self.dtype:
+            step["cast"] = dtype_name(dtype)
         steps = self.steps + [step]
         ptr = storage_ptr(o)
-        return Via(steps, len(steps), _geometry(o), ptr, o.dtype, writes.get(ptr, 0)) if self.valid(writes) else None
+        return Via(steps, len(steps), _geometry(o), ptr, dtype, writes.get(ptr, 0)) if self.valid(writes) else None
 
     def valid(self, writes):
         """Whether no recorded in-place call wrote into the root's storage since the chain was made."""

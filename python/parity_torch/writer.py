@@ -22,14 +22,22 @@ DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64", torch.float16
                torch.int64: "int64", torch.uint8: "uint8", torch.bool: "bool"}
 
 
+_COMPLEX = {torch.complex64: torch.float32, torch.complex128: torch.float64}
+
+
 def storable(t):
-    """Whether a tensor can go into a dump (complex and quantized ones cannot)."""
-    return t.dtype in _NPY or t.dtype in _WIDENED
+    """Whether a tensor can go into a dump (quantized ones and complex32 cannot; a complex one goes
+    as its real view, torch.view_as_real's)."""
+    return t.dtype in _NPY or t.dtype in _WIDENED or t.dtype in _COMPLEX
 
 
 def to_numpy(t, cast=None):
-    """The tensor's values on the host, C order, in a dtype parity reads (floats in `cast` if given)."""
+    """The tensor's values on the host, C order, in a dtype parity reads (floats in `cast` if given;
+    a complex tensor as its real view, its parts in that real type)."""
     t = t.detach()
+    if t.is_complex():
+        real = _COMPLEX[t.dtype] if cast is None else cast
+        t = torch.view_as_real(t.resolve_conj().to(torch.complex64 if real == torch.float32 else torch.complex128))
     if cast is not None and t.is_floating_point():
         t = t.to(cast)
     if t.dtype in _WIDENED:

@@ -603,6 +603,39 @@ def transformers_masks():
     return TransformersMasks().eval(), _seeded((2, 6, 8)), None, [("", "softmax", "softmax"), ("", "amax", "amax"), ("o", None, "o")]
 
 
+class ComplexRotary(torch.nn.Module):
+    """Meta's llama attention as written: rotary embeddings by complex numbers (view_as_complex of
+    the float query and key, times freqs_cis made by torch.polar, view_as_real, type_as), then
+    attention by hand; and an FNO's spectral layer (rfft2, a complex einsum with complex weights,
+    irfft2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.wq, self.wk, self.wo = torch.nn.Linear(16, 16, bias=False), torch.nn.Linear(16, 16, bias=False), torch.nn.Linear(16, 16)
+        f = 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8))
+        self.freqs_cis = torch.polar(torch.ones(12, 4), torch.outer(torch.arange(12).float(), f))  # an attribute, as llama's
+        self.spectral = torch.randn(2, 2, 3, 3, dtype=torch.cfloat) * 0.3  # an attribute: Module.to(float) drops imaginary parts
+
+    def rotate(self, x):
+        c = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(c * self.freqs_cis[:x.shape[1], None, :]).flatten(3).type_as(x)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = self.rotate(self.wq(x).view(b, t, 2, 8)).transpose(1, 2)
+        k = self.rotate(self.wk(x).view(b, t, 2, 8)).transpose(1, 2)
+        w = torch.softmax(q @ k.transpose(2, 3) / 8 ** 0.5, -1)
+        h = self.wo((w @ q).transpose(1, 2).reshape(b, t, 16))
+        spectrum = torch.fft.rfft2(h.float().view(b, 2, 12, 8))
+        mixed = torch.einsum("bixy,ioxy->boxy", spectrum[:, :, :3, :3], self.spectral)
+        return h, torch.fft.irfft2(torch.nn.functional.pad(mixed, (0, 2, 0, 9)), s=(12, 8))
+
+
+def complex_rotary():
+    torch.manual_seed(0)
+    return ComplexRotary().eval(), _seeded((2, 12, 16)), None, [("wq", None, "wq"), ("wo", None, "wo")]
+
+
 class Resize(torch.nn.Module):
     """Linear, bilinear and bicubic resizing at sizes that are no power of 2: a half run on the CPU
     works out where to sample in its own type (PyTorch 1.13), a quarter pixel off at bfloat16; a
@@ -755,7 +788,7 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
-          "stacks_and_products": stacks_and_products, "transformers_masks": transformers_masks, "resize": resize, "kv_cache": kv_cache, "constants": constants,
+          "stacks_and_products": stacks_and_products, "transformers_masks": transformers_masks, "complex_rotary": complex_rotary, "resize": resize, "kv_cache": kv_cache, "constants": constants,
           "lrn": lrn, "offset_norm": offset_norm,
           "flat_resize": flat_resize, "antialias": antialias}
 
