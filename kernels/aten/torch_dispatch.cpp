@@ -364,6 +364,12 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   const at::Tensor& x = wide.at(0);
   if (name == "linear" || name == "matmul" || name == "mm" || name == "bmm") return x.size(-1);
   if (name == "addmm" || name == "baddbmm" || name == "addmv") return wide.at(1).size(-1);
+  // index_put with accumulate: self plus at most every value put (all at one index).
+  if (name == "index_put") {
+    int64_t n = 1;
+    for (size_t k = 1; k < wide.size(); ++k) n += wide[k].is_floating_point() ? wide[k].numel() : 0;
+    return n;
+  }
   // A product of two operands contracted over K elements and nothing else (no batch dims):
   // |y| = (|x| / K)(|w| / K), so K = sqrt(|x| |w| / |y|) (1 for an outer product).
   if ((name == "mv" || name == "dot" || name == "vdot" || name == "inner" || name == "outer" || name == "ger" || name == "tensordot") &&
@@ -920,7 +926,9 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     // with return_indices=True is recorded as adaptive_max_pool2d_with_indices).
     if (name.rfind("adaptive_max_pool", 0) == 0 && name.find("with_indices") == std::string::npos && out.size() > 1) out.resize(1);
     TorchCallResult r;
-    const TorchBound bound = known->bound;
+    TorchBound bound = known->bound;
+    // index_put(..., accumulate=True) adds what repeated indices put onto one element: a sum.
+    if (name == "index_put" && text_arg(args, 3, "accumulate") == "True") bound = TorchBound::Sum;
     if (bound != TorchBound::None && bound != TorchBound::Exact && bound != TorchBound::Rounded) {
       for (const at::Tensor& y : out) {
         at::Tensor S;

@@ -73,6 +73,15 @@ class LayerFiles:
             layer.outputs.append(entry)
             self.sources.produced(o, layer, role, file)
 
+    def record_output_as(self, layer, o, written):
+        """o as the output of `layer`, whose values are those of the entry `written` (a file already
+        in the dump): listed, not written again."""
+        entry = {"role": "out0", "file": written["file"], "dtype": written["dtype"], "shape": written["shape"]}
+        if o.dtype in (torch.float16, torch.bfloat16) and entry["dtype"] != dtype_name(o.dtype):
+            entry["cast_from"] = dtype_name(o.dtype)
+        layer.outputs.append(entry)
+        self.sources.produced(o, layer, "out0", written["file"])
+
     def drop_unused(self, layers, kept):
         """Removes the files no kept layer lists (those of layers the `layers` filter left out)."""
         used = {t["file"] for l in kept for t in l.inputs + l.outputs}

@@ -114,7 +114,8 @@ class ModuleHooks:
             r.busy += 1
             try:
                 layer = r.names.new_layer("torch.Tensor.clone", f"torch.Tensor.clone in0={ops.shape_text(t)}", frame, "output")
-                layer.inputs.append(r.files.input_entry(layer, "in0", t))
-                r.files.record_outputs(layer, [t])
+                entry = r.files.input_entry(layer, "in0", t)
+                layer.inputs.append(entry)
+                r.files.record_output_as(layer, t, entry)  # the same file: no byte written twice
             finally:
                 r.busy -= 1

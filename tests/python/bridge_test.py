@@ -227,7 +227,7 @@ class Recording(unittest.TestCase):
         with torch.no_grad(), parity_torch.dump(path, model):
             model(x)
         names = [l["name"] for l in self.manifest(path)["layers"]]
-        self.assertEqual(names, ["good", "sigmoid", "add"])
+        self.assertEqual(names, ["good", "sigmoid", "add", "output"])  # output: what the model returns
         code, out = parity("compare", path, path)
         self.assertEqual(code, 0, out)
 
@@ -240,7 +240,7 @@ class Recording(unittest.TestCase):
                 rows = out[0].flatten(1).t()  # views: not layers
                 keep = rows[rows[:, 0] > 0]
         layers = {l["name"]: l for l in self.manifest(path)["layers"]}
-        self.assertEqual(list(layers), ["a", "b", "add", "cat", "act", "post.threshold", "post.index"])
+        self.assertEqual(list(layers), ["a", "b", "add", "cat", "act", "output", "post.threshold", "post.index"])
         self.assertEqual(layers["add"]["params"], "add x=1x4x5x5")
         self.assertEqual([t["source"] for t in layers["add"]["inputs"]], [None, "b:out0"])
         self.assertEqual([t["source"] for t in layers["cat"]["inputs"]], ["a:out0", "add:out0"])
@@ -252,7 +252,7 @@ class Recording(unittest.TestCase):
         np.testing.assert_array_equal(np.load(os.path.join(path, layers["act"]["outputs"][0]["file"])), out.numpy())
         self.assertEqual(layers["post.index"]["params"], "index x=25x8 mask=25")
         rows_in = layers["post.index"]["inputs"][0]
-        self.assertEqual((rows_in["source"], rows_in.get("derived")), ("act:out0", True))  # a view of it, written as it is
+        self.assertEqual((rows_in["source"], rows_in.get("derived")), ("output:out0", True))  # a view of what the model returned
         np.testing.assert_array_equal(np.load(os.path.join(path, layers["post.index"]["outputs"][0]["file"])), keep.numpy())
 
     def test_calls_select_a_batch_and_the_dump_waits_for_it(self):
@@ -303,7 +303,7 @@ class Recording(unittest.TestCase):
             with torch.no_grad(), dumper:
                 self.model(x).sum()
         names = [l["name"] for l in self.manifest(path)["layers"]]
-        self.assertEqual(names, ["a", "b", "add", "cat", "act", "sum"] * 2)
+        self.assertEqual(names, ["a", "b", "add", "cat", "act", "output", "sum"] * 2)
 
     def test_help(self):
         r = subprocess.run(["/usr/bin/python3", "-m", "parity_torch", "--help"], capture_output=True, text=True,
@@ -660,7 +660,7 @@ class AutoPrecision(unittest.TestCase):
         for a, b in ((self.dump(False), path), (path, self.dump(False))):
             code, out, report = compare_json(a, b)
             self.assertEqual(code, 0, out)
-            self.assertEqual([l["op"] for l in report["layers"]], ["conv2d", "silu", "conv2d", "silu", "conv2d"], out)
+            self.assertEqual([l["op"] for l in report["layers"]], ["conv2d", "silu", "conv2d", "silu", "conv2d", "torch.Tensor.clone"], out)
 
 
 class WideDotProducts(unittest.TestCase):
@@ -1156,7 +1156,8 @@ class ValRecipe(unittest.TestCase):
                 dumps.append(os.path.join(cwd, "dump_cpu"))
                 with open(os.path.join(dumps[-1], "manifest.json")) as f:
                     names = [l["name"] for l in json.load(f)["layers"]]
-                self.assertTrue(all(n.startswith(("model.", "nms.")) for n in names), [n for n in names if not n.startswith(("model.", "nms."))])
+                ours = ("model.", "nms.", "output")  # output: what the model returns, passed on
+                self.assertTrue(all(n.startswith(ours) for n in names), [n for n in names if not n.startswith(ours)])
                 self.assertIn("model.0.conv", names)
                 self.assertTrue(any(n.startswith("nms.") for n in names), names)
             code, out, report = compare_json(*dumps)

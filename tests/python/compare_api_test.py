@@ -110,7 +110,7 @@ class Verdicts(Dumps):
         self.assertTrue(report.ok)
         self.assertIsNone(report.origin)
         self.assertEqual(set(report.states.values()), {"PASSED"})
-        self.assertEqual(list(report.states), ["stem", "stem_act", "body", "body_act", "add", "head", "sigmoid"])
+        self.assertEqual(list(report.states), ["stem", "stem_act", "body", "body_act", "add", "head", "sigmoid", "output"])
         self.assertSameVerdict(report, "compare", self.fp32, self.fp64)
         # Printed: the command with its verdict, then parity's summary line; no origin on a pass.
         text = repr(report)

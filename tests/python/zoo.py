@@ -636,6 +636,37 @@ def complex_rotary():
     return ComplexRotary().eval(), _seeded((2, 12, 16)), None, [("wq", None, "wq"), ("wo", None, "wo")]
 
 
+class MoeRouter(torch.nn.Module):
+    """A Mixtral-style mixture of experts: a router's softmax and top 2, the expert mask by
+    F.one_hot, each expert run on its tokens (torch.where of the mask) and added back by index_add_;
+    a load statistic by index_put_ with accumulate=True (repeated indices add up) and nanmean."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp, self.gate = torch.nn.Linear(8, 16), torch.nn.Linear(16, 4, bias=False)
+        self.w1 = torch.nn.ModuleList([torch.nn.Linear(16, 32, bias=False) for _ in range(4)])
+        self.w2 = torch.nn.ModuleList([torch.nn.Linear(32, 16, bias=False) for _ in range(4)])
+
+    def forward(self, x):
+        f = torch.nn.functional
+        h = self.inp(x).flatten(0, 1)
+        w, sel = torch.topk(f.softmax(self.gate(h), dim=1, dtype=torch.float), 2, dim=-1)
+        w = (w / w.sum(dim=-1, keepdim=True)).to(h.dtype)
+        out = torch.zeros_like(h)
+        mask = f.one_hot(sel, num_classes=4).permute(2, 1, 0)
+        for e in range(4):
+            idx, top = torch.where(mask[e])
+            if top.shape[0]:
+                out.index_add_(0, top, (self.w2[e](f.silu(self.w1[e](h[top]))) * w[top, idx, None]).to(h.dtype))
+        load = torch.zeros(4, dtype=h.dtype, device=h.device).index_put_((sel.flatten(),), w.flatten(), accumulate=True)
+        return out, load.nanmean()
+
+
+def moe_router():
+    torch.manual_seed(0)
+    return MoeRouter().eval(), _seeded((2, 8, 8)), None, [("gate", None, "gate"), ("", "silu", "silu"), ("", "index_put_", "index_put")]
+
+
 class Resize(torch.nn.Module):
     """Linear, bilinear and bicubic resizing at sizes that are no power of 2: a half run on the CPU
     works out where to sample in its own type (PyTorch 1.13), a quarter pixel off at bfloat16; a
@@ -788,7 +819,7 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
-          "stacks_and_products": stacks_and_products, "transformers_masks": transformers_masks, "complex_rotary": complex_rotary, "resize": resize, "kv_cache": kv_cache, "constants": constants,
+          "stacks_and_products": stacks_and_products, "transformers_masks": transformers_masks, "complex_rotary": complex_rotary, "moe_router": moe_router, "resize": resize, "kv_cache": kv_cache, "constants": constants,
           "lrn": lrn, "offset_norm": offset_norm,
           "flat_resize": flat_resize, "antialias": antialias}
 
