@@ -1,6 +1,18 @@
 #include "compare/data_flow.h"
 
+#include "core/stats.h"
+
 namespace parity {
+
+namespace {
+constexpr int64_t kReadValuesKept = 4096;  // elements of one output read into Python, at most
+
+int64_t count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (const int64_t d : shape) n *= d;
+  return n;
+}
+}  // namespace
 
 DataFlow::DataFlow(const DumpPair& p) : p_(p) {
   for (int side = 0; side < 2; ++side) {
@@ -43,9 +55,18 @@ void DataFlow::record(int side, int64_t i, bool differs, int64_t origin, bool st
   differs_[side][size_t(i)] = differs;
   steers_[side][size_t(i)] = steers;
   steered_so_far_ = steered_so_far_ || steers;
-  for (const DumpTensorInfo& o : p_.side(side).layers[size_t(i)].outputs) read_into_python_so_far_ = read_into_python_so_far_ || o.to_python;
+  for (const DumpTensorInfo& o : p_.side(side).layers[size_t(i)].outputs) {
+    if (!o.to_python || count(o.shape) > kReadValuesKept) continue;  // .item(), float(t), a short .tolist()
+    const Tensor t = p_.side(side).load(o);
+    for (int64_t e = 0; e < t.numel(); ++e) read_values_[side].insert(element_as_double(t, e));
+  }
   after_steering_[side][size_t(i)] = steers || !steering_source(side, i).empty();
   up_[side][size_t(i)] = origin;
+}
+
+bool DataFlow::read_into_python(int side, double v) const {
+  const std::set<double>& read = read_values_[side];
+  return read.count(v) > 0 || read.count(double(float(v))) > 0;
 }
 
 int64_t DataFlow::add_origin(const std::string& name) {

@@ -4,6 +4,7 @@
 // they carry, and whether they steer control flow (a count, an index, a mask, a shape), after
 // which layers may run on one side only, or with other input shapes.
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,10 +32,10 @@ class DataFlow {
   // Whether a layer recorded so far (on either side) steers: the two runs' data have parted in a
   // way control flow follows (an index, a count, a box's integer corner).
   bool steered_so_far() const { return steered_so_far_; }
-  // Whether a layer recorded so far (on either side) had an output read into Python numbers
-  // (`x / x.abs().amax().item()`): the numbers the runs pass to later calls may differ, by as
-  // little as rounding.
-  bool read_into_python_so_far() const { return read_into_python_so_far_; }
+  // Whether `v` is a value an output recorded so far on `side` held and the run read into Python
+  // numbers (`x / x.abs().amax().item()`: the 1.515625 in the div's line), as it is or as the dump
+  // wrote it (float32): a number the run's data gave, not its code.
+  bool read_into_python(int side, double v) const;
 
   // What the layers downstream read of layer i of `side`: whether it differs, the origin it
   // carries (or -1), whether its outputs steer what follows.
@@ -54,7 +55,7 @@ class DataFlow {
   std::vector<char> after_steering_[2];  // steers_, or downstream of a layer that does
   std::vector<std::string> origin_names_;
   bool steered_so_far_ = false;
-  bool read_into_python_so_far_ = false;
+  std::set<double> read_values_[2];  // per side: the values of outputs read into Python (small ones)
 };
 
 }  // namespace parity

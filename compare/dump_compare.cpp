@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <future>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "compare/data_flow.h"
@@ -279,6 +281,28 @@ class Comparer {
     return r;
   }
 
+  // Two lines of one call whose numbers that differ are, on each side, values that side read out
+  // of a layer's output into Python (`x / m.item()`): the data's, not the code's.
+  bool numbers_read_into_python(const std::string& ca, const std::string& cb) const {
+    static const std::regex number(R"(-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)");
+    const auto numbers = [](const std::string& line) {
+      std::vector<std::string> out;
+      for (auto it = std::sregex_iterator(line.begin(), line.end(), number); it != std::sregex_iterator(); ++it) out.push_back(it->str());
+      return out;
+    };
+    const std::vector<std::string> na = numbers(ca), nb = numbers(cb);
+    if (na.size() != nb.size()) return false;
+    bool any = false;
+    for (size_t k = 0; k < na.size(); ++k) {
+      if (na[k] == nb[k]) continue;
+      if (!flow_.read_into_python(0, std::strtod(na[k].c_str(), nullptr)) || !flow_.read_into_python(1, std::strtod(nb[k].c_str(), nullptr))) {
+        return false;
+      }
+      any = true;
+    }
+    return any;
+  }
+
   LayerReport paired(int64_t ia, int64_t ib) {
     const DumpLayer &la = p_.a.layers[size_t(ia)], &lb = p_.b.layers[size_t(ib)];
     int64_t up = flow_.upstream(0, ia);
@@ -296,7 +320,7 @@ class Comparer {
                               (tensors_in_arguments_differ(ca, cb) || indexed_input(la) || indexed_input(lb));
     // A number the run read out of a tensor that differs (`.item()`) and passed on as a Python
     // number (`x / m.item()`) differs as that tensor does.
-    const bool read_from_data = flow_.read_into_python_so_far() && only_numbers_differ(ca, cb);
+    const bool read_from_data = only_numbers_differ(ca, cb) && numbers_read_into_python(ca, cb);
     const bool shapes_followed_data = ca != cb && ((steered && only_numbers_differ(ca, cb)) || data_decided || read_from_data);
     // Directly after a layer that steers, layers pair iteration by iteration as best they can
     // (a per-detection loop): which producer feeds which is no finding there.

@@ -153,24 +153,49 @@ std::string dtype_identity(const std::string& value) {
 // tiny, of float16, bfloat16, float32 or float64) names the run's precision, not the call: masks
 // built from finfo(dtype).min (BERT's, GPT-2's, every transformers attention) and guards built
 // from finfo(dtype).eps give each precision's number. Each reads as one word ("finfo.min").
-std::string finfo_identity(const std::string& value) {
+// Only the constants of the floating types the run itself used count (`types`: float16, bfloat16,
+// float32, float64, FloatTypes' bits): a model that swaps one constant for another type's is
+// another model.
+std::string finfo_identity(const std::string& value, unsigned types) {
   static const std::regex number(R"(^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$)");
-  if (!std::regex_match(value, number)) return value;
+  if (!types || !std::regex_match(value, number)) return value;
   const double v = std::strtod(value.c_str(), nullptr);
   struct Constants {
     double max, eps, tiny;
   };
-  static const Constants types[] = {{65504.0, 0x1p-10, 0x1p-14},
-                                    {0x1.fep127, 0x1p-7, 0x1p-126},
-                                    {double(std::numeric_limits<float>::max()), 0x1p-23, 0x1p-126},
-                                    {std::numeric_limits<double>::max(), 0x1p-52, 0x1p-1022}};
-  for (const Constants& t : types) {
+  static const Constants constants[] = {{65504.0, 0x1p-10, 0x1p-14},
+                                        {0x1.fep127, 0x1p-7, 0x1p-126},
+                                        {double(std::numeric_limits<float>::max()), 0x1p-23, 0x1p-126},
+                                        {std::numeric_limits<double>::max(), 0x1p-52, 0x1p-1022}};
+  for (unsigned k = 0; k < 4; ++k) {
+    if (!(types & (1u << k))) continue;
+    const Constants& t = constants[k];
     if (v == -t.max) return "finfo.min";
     if (v == t.max) return "finfo.max";
     if (v == t.eps) return "finfo.eps";
     if (v == t.tiny) return "finfo.tiny";
   }
   return value;
+}
+
+// The floating types a dump's run used, as finfo_identity's bits (float16 1, bfloat16 2, float32
+// 4, float64 8): its tensors' dtypes, the types its outputs were held in (cast_from), and those
+// its run record names (param_dtypes float64 for a float64 run written as float32, autocast's).
+unsigned float_types(const Dump& d) {
+  unsigned bits = 0;
+  const auto add = [&](const std::string& name) {
+    if (name.find("float16") != std::string::npos && name.find("bfloat16") == std::string::npos) bits |= 1;
+    if (name.find("bfloat16") != std::string::npos) bits |= 2;
+    if (name.find("float32") != std::string::npos) bits |= 4;
+    if (name.find("float64") != std::string::npos) bits |= 8;
+  };
+  for (const DumpLayer& l : d.layers) {
+    for (const std::vector<DumpTensorInfo>* list : {&l.inputs, &l.outputs}) {
+      for (const DumpTensorInfo& t : *list) add(t.dtype), add(t.cast_from);
+    }
+  }
+  for (const auto& [key, value] : d.run) add(value);
+  return bits;
 }
 
 // A call's identity: a known op's canonical line; for an op parity does not know, its words with
@@ -180,7 +205,7 @@ std::string finfo_identity(const std::string& value) {
 // that one backend ran in float32 for want of a half kernel), and a floating type's constant as
 // one word (finfo_identity). Two correct runs on two devices or in two precisions name the same
 // calls.
-std::string canonical_call(const std::string& line) {
+std::string canonical_call(const std::string& line, unsigned types) {
   if (is_known_op(op_name_of(line))) return with_half(canonical_line(line), HalfType::None);
   std::istringstream in(line);
   std::string op, word;
@@ -190,7 +215,7 @@ std::string canonical_call(const std::string& line) {
     const size_t eq = word.find('=');
     const std::string key = word.substr(0, eq), value = eq == std::string::npos ? "" : word.substr(eq + 1);
     if (placement_field(key, value)) continue;
-    fields.push_back(eq == std::string::npos ? word : key + "=" + finfo_identity(dtype_identity(value)));
+    fields.push_back(eq == std::string::npos ? word : key + "=" + finfo_identity(dtype_identity(value), types));
   }
   std::sort(fields.begin(), fields.end());
   for (const std::string& f : fields) op += " " + f;
@@ -257,7 +282,8 @@ std::vector<AlignedLayer> alignment_of(const Dump& d, const std::vector<std::str
 std::vector<std::string> canonical_calls(const Dump& d) {
   std::vector<std::string> out;
   out.reserve(d.layers.size());
-  for (const DumpLayer& l : d.layers) out.push_back(l.call ? with_half(l.call->line(), HalfType::None) : canonical_call(l.line));
+  const unsigned types = float_types(d);
+  for (const DumpLayer& l : d.layers) out.push_back(l.call ? with_half(l.call->line(), HalfType::None) : canonical_call(l.line, types));
   return out;
 }
 
