@@ -33,7 +33,7 @@ void set_flag(TorchCall& c, const std::string& flag, const std::string& row) {
       {"lowp", &TorchCall::lowp}, {"fp32_sum", &TorchCall::fp32_sum}, {"bias_after", &TorchCall::bias_after},
       {"half_sum", &TorchCall::half_sum}, {"half_weights", &TorchCall::half_weights},
       {"half_steps", &TorchCall::half_steps}, {"literal", &TorchCall::literal},
-      {"exact_terms", &TorchCall::exact_terms}};
+      {"exact_terms", &TorchCall::exact_terms}, {"complex_out", &TorchCall::complex_out}};
   const auto it = flags.find(flag);
   if (it == flags.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown flag \"" + flag + "\"");
   c.*(it->second) = true;

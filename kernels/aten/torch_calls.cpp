@@ -286,7 +286,7 @@ parity::TorchCallResult parity::aten_torch_call(const std::string& line, const s
   first >> op;
   const std::vector<bool> complex = check_line_tensors(line, in);
   const TorchCall* known = torch_call(op);
-  if (std::find(complex.begin(), complex.end(), true) != complex.end() || (known && known->bound == TorchBound::Fourier)) {
+  if (std::find(complex.begin(), complex.end(), true) != complex.end() || (known && (known->bound == TorchBound::Fourier || known->complex_out))) {
     return complex_torch_call(op, line, in, complex);  // complex tensors in or out
   }
   if (op == "torch.nn.functional.batch_norm") return batch_norm_call(read_args(line, in.size()), in);

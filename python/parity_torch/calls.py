@@ -21,6 +21,17 @@ def tensors_in(value):
     return []
 
 
+def returned_tensors(value, depth=0):
+    """Every tensor in what a model returns, in order: inside tuples, lists and dicts (transformers'
+    ModelOutput is one), nested."""
+    if torch.is_tensor(value):
+        return [value]
+    if depth > 8:
+        return []
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (tuple, list)) else ()
+    return [t for v in items for t in returned_tensors(v, depth + 1)]
+
+
 class _Items:
     """A sequence mixing tensors and other values, as a line writes it: each tensor by its role
     (in<i>_<j>), the rest by repr, so the judge can rebuild the call."""

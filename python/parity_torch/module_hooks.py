@@ -7,7 +7,7 @@ import time
 import torch
 
 from . import ops
-from .calls import tensors_in
+from .calls import returned_tensors, tensors_in
 from .naming import Frame
 from .provenance import version_of
 from .writer import storable
@@ -108,9 +108,11 @@ class ModuleHooks:
         output as it is too, so that a run where .float() copies and one where it does not (a
         float32 run) have the same layers."""
         r = self.recorder
-        for t in tensors_in(output):
-            if r.sources.source(t) is None or not storable(t) or t.is_sparse:
+        seen = set()
+        for t in returned_tensors(output):
+            if id(t) in seen or r.sources.source(t) is None or not storable(t) or t.is_sparse:
                 continue
+            seen.add(id(t))
             r.busy += 1
             try:
                 layer = r.names.new_layer("torch.Tensor.clone", f"torch.Tensor.clone in0={ops.shape_text(t)}", frame, "output")

@@ -165,7 +165,7 @@ class Provenance:
             # A copy is a kernel that may be wrong (a cast, .contiguous(), .cpu()): its consumer
             # records its own input, checked against the chain. A view in place is the output as is.
             same_place = o.shape == base.shape and o.stride() == base.stride() and o.storage_offset() == base.storage_offset()
-            as_is = not copied and same_place and self.keeps_values(base, o)
+            as_is = not copied and same_place and self.keeps_values(base, o) and o.is_conj() == base.is_conj()  # conj(): other values
             via = None
             if p.via is not None:
                 via = p.via.copy(o, text, self.writes) if copied else p.via.view(o, text, self.writes)

@@ -606,8 +606,8 @@ def transformers_masks():
 class ComplexRotary(torch.nn.Module):
     """Meta's llama attention as written: rotary embeddings by complex numbers (view_as_complex of
     the float query and key, times freqs_cis made by torch.polar, view_as_real, type_as), then
-    attention by hand; and an FNO's spectral layer (rfft2, a complex einsum with complex weights,
-    irfft2)."""
+    attention by hand; an FNO's spectral layer (rfft2, a complex einsum with complex weights,
+    irfft2); and polar, conj, resolve_conj, angle, sgn and fftshift in the forward."""
 
     def __init__(self):
         super().__init__()
@@ -628,7 +628,9 @@ class ComplexRotary(torch.nn.Module):
         h = self.wo((w @ q).transpose(1, 2).reshape(b, t, 16))
         spectrum = torch.fft.rfft2(h.float().view(b, 2, 12, 8))
         mixed = torch.einsum("bixy,ioxy->boxy", spectrum[:, :, :3, :3], self.spectral)
-        return h, torch.fft.irfft2(torch.nn.functional.pad(mixed, (0, 2, 0, 9)), s=(12, 8))
+        z = torch.polar(h.float().abs() + 1, h.float())  # and calls on complex values around them
+        around = torch.angle(z.conj().resolve_conj()) + torch.fft.fftshift(torch.sgn(z), dim=-1).imag
+        return h, torch.fft.irfft2(torch.nn.functional.pad(mixed, (0, 2, 0, 9)), s=(12, 8)), around
 
 
 def complex_rotary():
