@@ -110,6 +110,14 @@ class Recorder:
             print(f"parity_torch: {self.folder.path}: {shown}: PyTorch's fused fast path for these is not taken while a dump "
                   "records (a torch function mode is on), so the dump holds their composite path's calls; outputs agree but "
                   "at padded positions (src_key_padding_mask), which the fast path leaves 0", file=sys.stderr)
+        scripted = [n for n, m in self.model.named_modules() if n and isinstance(m, torch.jit.ScriptModule)
+                    and not any(n.startswith(o + ".") for o, p in self.model.named_modules() if o and isinstance(p, torch.jit.ScriptModule))]
+        if scripted:
+            shown = ", ".join(scripted[:3]) + (f" and {len(scripted) - 3} more" if len(scripted) > 3 else "")
+            print(f"parity_torch: {self.folder.path}: {shown}: TorchScript (torch.jit.script or trace), whose calls run without "
+                  "Python: nothing inside is recorded, and what it returns reaches the next layer as data no layer produced "
+                  "(against a run in another precision: \"input ... differs and no layer produced it\"); dump the nn.Module "
+                  "it was made from", file=sys.stderr)
 
     def past_selection(self):
         """Whether the model's calls went past the selected ones: their post-processing is over."""

@@ -384,6 +384,25 @@ class Hostile(unittest.TestCase):
         self.assertIn("TorchScript", str(c.exception))
         self.assertFalse(os.path.exists(self.path("traced")))
 
+    # 10b. A scripted submodule runs its graph in C++ too: nothing inside it is a layer, and its
+    # output reaches the next layer as data; the block says so, naming it.
+    def test_a_scripted_submodule_is_named_on_stderr(self):
+        class Mixed(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a, self.b = torch.nn.Linear(4, 4), torch.jit.script(torch.nn.Linear(4, 4))
+
+            def forward(self, x):
+                return self.b(self.a(x))
+
+        model, path = Mixed().eval(), self.path("mixed")
+
+        def run():
+            with torch.no_grad(), parity_torch.dump(path, model):
+                model(torch.randn(2, 4))
+        err, _ = stderr_of(run)
+        self.assertRegex(err, r"parity_torch: .*: b: TorchScript .*nothing inside is recorded")
+
 
 
 class Inverted(torch.nn.Module):
