@@ -67,20 +67,20 @@ class LayerFiles:
             role = f"out{k}"
             file = file_for(layer, role)
             self.devices.add(str(o.device))
-            entry = {"role": role, "file": file, **self.folder.write(file, to_numpy(o, self.cast))}
-            if o.dtype in (torch.float16, torch.bfloat16) and entry["dtype"] != dtype_name(o.dtype):
-                entry["cast_from"] = dtype_name(o.dtype)  # what the kernel computed in, whatever the run's dtype
-            layer.outputs.append(entry)
-            self.sources.produced(o, layer, role, file)
+            self.add_output(layer, role, o, {"file": file, **self.folder.write(file, to_numpy(o, self.cast))})
 
     def record_output_as(self, layer, o, written):
         """o as the output of `layer`, whose values are those of the entry `written` (a file already
         in the dump): listed, not written again."""
-        entry = {"role": "out0", "file": written["file"], "dtype": written["dtype"], "shape": written["shape"]}
+        self.add_output(layer, "out0", o, {k: written[k] for k in ("file", "dtype", "shape")})
+
+    def add_output(self, layer, role, o, fields):
+        """o, whose file and its dtype and shape are `fields`, as output `role` of `layer`."""
+        entry = {"role": role, **fields}
         if o.dtype in (torch.float16, torch.bfloat16) and entry["dtype"] != dtype_name(o.dtype):
-            entry["cast_from"] = dtype_name(o.dtype)
+            entry["cast_from"] = dtype_name(o.dtype)  # what the kernel computed in, whatever the run's dtype
         layer.outputs.append(entry)
-        self.sources.produced(o, layer, "out0", written["file"])
+        self.sources.produced(o, layer, role, fields["file"])
 
     def drop_unused(self, layers, kept):
         """Removes the files no kept layer lists (those of layers the `layers` filter left out)."""

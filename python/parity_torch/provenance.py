@@ -3,7 +3,7 @@
 Views (reshape, slicing, permute) and copies (clone, .cpu()) are not layers: their result keeps its
 producer, with the chain of views and copies that made it (`via`, views.py), which compare replays
 on each side. A recorded in-place call into a storage (add_, +=, x[i] = v) makes the chains read
-from it another thing: the writes into each storage are counted, and its last writer kept.
+from it another thing: the writes into each storage are counted, and its writers logged.
 """
 import weakref
 
@@ -48,7 +48,6 @@ class Provenance:
         self.cast = cast
         self.prov = {}
         self.writes = {}  # storage pointer -> recorded in-place calls into it (views.Via.valid)
-        self.last_writer = {}  # storage pointer -> the output of the last recorded in-place call into it
         # storage pointer -> (the write's count, its output) for each recorded in-place call into it, in order
         self.write_log = {}
 
@@ -70,9 +69,10 @@ class Provenance:
         p = self.of(t)
         if p is None and torch.is_tensor(t):
             ptr = storage_ptr(t)
-            writer = self.last_writer.get(ptr)
+            log = self.write_log.get(ptr)
+            writer = log[-1][1] if log else None
             if writer is not None:
-                earlier = [(w.layer, w.role) for _, w in self.write_log.get(ptr, [])[:-1] if w is not None]
+                earlier = [(w.layer, w.role) for _, w in log[:-1] if w is not None]
                 return _Prov(writer.layer, writer.role, None, version_of(t), True, None, earlier)
         return self.current(p)
 
@@ -115,7 +115,6 @@ class Provenance:
     def last_write_by(self, target):
         """target's provenance, as its layer recorded it, is the last write into its storage."""
         ptr = storage_ptr(target)
-        self.last_writer[ptr] = self.of(target)
         self.write_log.setdefault(ptr, []).append((self.writes.get(ptr, 0), self.of(target)))
 
     def as_written(self, p, now):
