@@ -92,10 +92,11 @@ LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const Sid
   // A half run on the CPU whose kernel for this call may work in the type itself: torch 1.13's
   // norms over a dimension that is not innermost in memory (0.04 K units of bfloat16 measured, a
   // sequential sum's; over the trailing dims of a contiguous input they sum in float32), and its
-  // linear and cubic interpolation, which weigh and place their samples in the type. Its partial
-  // sums are allowed the type's rounding, not float32's.
+  // linear and cubic interpolation, which weigh and place their samples in the type, and maps that
+  // compute in it (logit's x / (1 - x)). Its partial sums are allowed the type's rounding, not
+  // float32's.
   const TorchCall* t = torch_call(read.op);
-  const bool in_type = t && (t->half_weights || (t->half_sum && (how.strided_inputs || !norm_sums_in_float32(read.line, how.first_input_rank))));
+  const bool in_type = t && (t->half_weights || t->half_inside || (t->half_sum && (how.strided_inputs || !norm_sums_in_float32(read.line, how.first_input_rank))));
   if (how.exact_inputs && in_type) u_sum_ = profile_.u_out();
   // Where an interpolation samples is worked out in float32 at least (the judge's, in float64):
   // in the type itself on a half CPU run.
@@ -280,11 +281,11 @@ SideCheck LocalCheck::torch_call_check(const LayerSide& s, const ReadCall& read,
   bool indices_checked = false;
   if (const std::string why = tied_indices(s, read, inputs, judged->outputs, indices_checked); !why.empty()) {
     c.ok = false;
-    c.note = output_role(s.roles, 1) + ": " + why + " (the check: LibTorch's gather on " + s_label + "'s own input)";
+    c.note = output_role(s.roles, judged->outputs.size() - 1) + ": " + why + " (the check: LibTorch's gather on " + s_label + "'s own input)";
     return c;
   }
   for (size_t k = 0; k < judged->outputs.size() && c.ok; ++k) {
-    if (k == 1 && indices_checked) continue;
+    if (k + 1 == judged->outputs.size() && indices_checked) continue;
     const TensorDiff d = against_torch(s, read, k, *judged, inputs);
     if (d.state == State::Failed) {
       c.ok = false, c.structural = d.structural;
@@ -294,14 +295,16 @@ SideCheck LocalCheck::torch_call_check(const LayerSide& s, const ReadCall& read,
   return c;
 }
 
-// sort and topk: the side's indices may order tied values otherwise than the judge's, as
-// correctly. They are checked against the side's own input and values instead (the values are
-// judged as any output): why they are wrong, or "" with `checked` set when they are right.
+// sort, argsort, topk, median, kthvalue, cummax (`tied` in the table): the side's indices, the
+// call's last output, may pick among tied values otherwise than the judge's, as correctly. They
+// are checked against the side's own input and values instead (the values are judged as any
+// output): why they are wrong, or "" with `checked` set when they are right.
 std::string LocalCheck::tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,
                                 const std::vector<Tensor>& judged, bool& checked) {
   const TorchCall* call = torch_call(read.op);
-  if (judged.size() != 2 || !call || !call->tied) return "";
-  const std::vector<Tensor> own = {whole_output(s, 0), whole_output(s, 1)};
+  if (judged.empty() || judged.size() > 2 || !call || !call->tied) return "";
+  std::vector<Tensor> own;
+  for (size_t k = 0; k < judged.size(); ++k) own.push_back(whole_output(s, k));
   try {
     const std::string why = aten_plugin().tied_indices(s.line, inputs, own);
     checked = why.empty();

@@ -51,9 +51,10 @@ struct AtenPlugin {
   // (float32's, or the type of a half run on the CPU); 0 for none.
   std::vector<Tensor> (*torch_call_rounding)(const std::string& line, const std::vector<Tensor>& inputs,
                                              const std::vector<Tensor>& outputs, double sample_unit);
-  // For a recorded sort or topk whose indices differ from the judge's: "" when the side's indices
-  // pick, from its own input, exactly the values it returned (another order of ties, as
-  // correct), else why not; throws parity::Error for a call that is not a sort or topk.
+  // For a recorded call whose indices may pick among ties (sort, argsort, topk, median,
+  // kthvalue, cummax: `tied` in torch_calls.tsv): "" when the side's indices are consistent with
+  // its own input and the values it returned (another choice among ties, as correct), else why
+  // not; throws parity::Error for another call, or one that returned no indices.
   std::string (*tied_indices)(const std::string& line, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs);
   // Which nms the aten backend runs (torchvision's, or the composed fallback and why), and the
   // composed fallback on its own (tests check it against torchvision's).

@@ -364,6 +364,11 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   const at::Tensor& x = wide.at(0);
   if (name == "linear" || name == "matmul" || name == "mm" || name == "bmm") return x.size(-1);
   if (name == "addmm" || name == "baddbmm" || name == "addmv") return wide.at(1).size(-1);
+  // addbmm(input, batch1, batch2): every batch's products summed into one matrix, and the input.
+  if (name == "addbmm" && wide.at(1).dim() == 3) return wide[1].size(0) * wide[1].size(2) + 1;
+  if (name == "addr" || name == "cross") return 2;  // the input plus an outer product; a2 b3 - a3 b2
+  if (name == "bincount") return std::max<int64_t>(1, x.numel());  // every weight into one bin
+  if (name == "embedding_bag" && wide.size() > 1) return std::max<int64_t>(1, wide[1].numel());  // every index in one bag
   // index_put with accumulate: self plus at most every value put (all at one index).
   if (name == "index_put") {
     int64_t n = 1;
@@ -388,7 +393,7 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   if (name == "bilinear" && wide.size() > 2 && wide[2].dim() == 3) return wide[2].size(1) * wide[2].size(2) + 1;
   // self plus what is scattered onto an element: at most the index's size along dim (scatter_add)
   // or its length (index_add).
-  if ((name == "scatter_add" || name == "index_add") && wide.size() > 1) {
+  if ((name == "scatter_add" || name == "scatter_reduce" || name == "index_add") && wide.size() > 1) {
     const std::string dim = text_arg(args, 1, "dim");
     const at::Tensor& index = wide[1];
     if (name == "index_add") return index.numel() + 1;
@@ -397,7 +402,7 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   // A convolution's weight: (out, in / groups, k...), transposed (in, out / groups, k...).
   if (name.rfind("conv_transpose", 0) == 0 && wide.size() > 1) return wide[1].numel() / std::max<int64_t>(1, wide[1].size(1));
   if (name.rfind("conv", 0) == 0 && wide.size() > 1) return wide[1].numel() / std::max<int64_t>(1, wide[1].size(0));
-  if (name == "cumsum" && !args.positional.empty()) {
+  if ((name == "cumsum" || name == "cumprod") && !args.positional.empty()) {
     const Operand* dim = args.positional.size() > 1 ? &args.positional[1] : nullptr;
     if (const auto it = args.keywords.find("dim"); it != args.keywords.end()) dim = &it->second;
     if (dim && integral_text(dim->text) && x.dim() > 0) return x.size((std::stoll(dim->text) + x.dim()) % x.dim());
@@ -538,6 +543,94 @@ int64_t recurrent_steps(const std::string& name, const Args& args, const at::Ten
   const bool batch_first = text_arg(args, 8, "batch_first") == "True", both = text_arg(args, 7, "bidirectional") == "True";
   const int64_t steps = x.dim() == 3 ? x.size(batch_first ? 1 : 0) : x.dim() > 0 ? x.size(0) : 1;
   return std::max<int64_t>(1, steps * (integral_text(layers) ? std::stoll(layers) : 1) * (both ? 2 : 1));
+}
+
+// The dim a recorded call names at `pos` or as `key`, wrapped into x's rank; `fallback` where the
+// line names none.
+int64_t dim_arg(const Args& args, size_t pos, const char* key, const at::Tensor& x, std::optional<int64_t> fallback, const std::string& name) {
+  const std::string text = text_arg(args, pos, key);
+  std::optional<int64_t> d = integral_text(text) ? std::optional<int64_t>(std::stoll(text)) : fallback;
+  if (!d || x.dim() == 0 || *d < -x.dim() || *d >= x.dim()) throw Error(name + "'s dim is not recorded");
+  return *d < 0 ? *d + x.dim() : *d;
+}
+
+// cross(a, b, dim): each output a_j b_k - a_k b_j, two products that may cancel: S = |a_j b_k| +
+// |a_k b_j|. No dim (torch.cross's old default): the first of size 3.
+at::Tensor cross_sums(const Args& args, const std::vector<at::Tensor>& t) {
+  const std::vector<at::Tensor> ab = at::broadcast_tensors({t.at(0).abs(), t.at(1).abs()});
+  std::optional<int64_t> first3;
+  for (int64_t d = 0; d < ab[0].dim() && !first3; ++d) {
+    if (ab[0].size(d) == 3) first3 = d;
+  }
+  const int64_t d = dim_arg(args, 2, "dim", ab[0], first3, "cross");
+  return ab[0].roll(-1, d) * ab[1].roll(-2, d) + ab[0].roll(-2, d) * ab[1].roll(-1, d);
+}
+
+// A sum of terms of one sign (Positive): an output element's terms, each within a rounding or two
+// of itself (a difference of two inputs is rounded relative to itself, then squared, made absolute
+// or smoothed), so the sum strays by K + 2 roundings of itself. cdist's Euclidean distance by
+// matrix products (|x|^2 + |y|^2 - 2 x.y, PyTorch's path where either side has more than 25 rows)
+// cancels instead: its squared distance strays by K + 2 roundings of Q = (|x| + |y|)^2, which moves
+// the distance r by at most that over r, or its square root where r is near 0 (S over float32's
+// unit, as moment_sums does for a deviation).
+at::Tensor positive_sums(const std::string& name, const Args& args, const std::vector<at::Tensor>& t, const at::Tensor& y, int64_t& K) {
+  const at::Tensor& x = t.at(0);
+  int64_t numel = x.numel();
+  for (const at::Tensor& o : t) numel = std::max<int64_t>(numel, o.is_floating_point() ? o.numel() : 0);
+  K = std::max<int64_t>(1, numel / std::max<int64_t>(1, y.numel()));
+  if (name == "pairwise_distance") K = x.dim() > 0 ? x.size(-1) : 1;
+  if (name == "renorm") K = std::max<int64_t>(1, x.numel() / std::max<int64_t>(1, x.size(dim_arg(args, 2, "dim", x, std::nullopt, name))));
+  if (name != "cdist") return y.abs();
+  if (t.size() < 2 || x.dim() < 2) throw Error("cdist's inputs are not recorded as matrices");
+  K = x.size(-1);
+  const std::optional<double> p = python_number(text_arg(args, 2, "p"));
+  const std::string mode = text_arg(args, 3, "compute_mode");  // as ATen numbers it: None, 1 always, 2 never
+  const bool rows = x.size(-2) > 25 || t[1].size(-2) > 25;
+  const bool mm = p.value_or(2.0) == 2.0 && mode != "2" && (rows || mode == "1");
+  if (!mm) return y.abs();
+  const at::Tensor Q = (x.norm(2, -1).unsqueeze(-1) + t[1].norm(2, -1).unsqueeze(-2)).pow(2);
+  const double unit = double(K + 2) * std::ldexp(1.0, -24);
+  return at::minimum(Q / y.abs().clamp_min(1e-300), (Q / unit).sqrt());
+}
+
+// Cross entropy and its binary and KL forms (LogLoss): a mean or sum of N terms of one sign, each
+// a log's result within a few roundings of itself and of 1 (a log of a rounded argument strays by
+// a rounding absolute). cross_entropy's term is log_softmax over C classes: K = C + N + 4.
+// binary_cross_entropy_with_logits' term also sums |x| (x·(1 - t) plus log(1 + exp(-x))). kl_div's
+// terms t·(log t - x) take both signs: S is their sizes |t|·(|log t| + |x|), reduced as the call.
+// A weight scales each term by at most its largest size. `reduction` as Python named it ('mean').
+at::Tensor log_loss_sums(const std::string& name, const Args& args, const std::string& reduction, const std::vector<at::Tensor>& t,
+                         const at::Tensor& y, int64_t& K) {
+  const at::Tensor& x = t.at(0);
+  const bool reduced = y.numel() == 1 && x.numel() > 1 && reduction != "'none'";
+  if (name == "kl_div") {
+    if (t.size() < 2) throw Error("kl_div's target is not recorded");
+    const bool log_target = text_arg(args, 99, "log_target") == "True";
+    const at::Tensor p = log_target ? t[1].exp() : t[1];
+    const at::Tensor logp = log_target ? t[1].abs() : at::where(p == 0, at::zeros_like(p), p.abs().log().abs());
+    at::Tensor terms = p.abs() * (logp + x.abs()) + p.abs();
+    K = (reduced ? x.numel() : 1) + 4;
+    if (reduction == "'none'") return terms + y.abs();
+    at::Tensor total = terms.sum();
+    if (reduction == "'mean'" || reduction.empty()) total = total / double(std::max<int64_t>(1, x.numel()));
+    if (reduction == "'batchmean'" && x.dim() > 0) total = total / double(std::max<int64_t>(1, x.size(0)));
+    return total + y.abs();
+  }
+  double scale = 1.0;
+  for (const char* key : {"weight", "pos_weight"}) {
+    const auto it = args.keywords.find(key);
+    if (it != args.keywords.end() && it->second.tensor) scale *= std::max(1.0, t.at(*it->second.tensor).abs().max().item<double>());
+  }
+  if (name == "cross_entropy") {
+    const int64_t C = x.dim() > 1 ? x.size(1) : x.numel();
+    K = C + (reduced ? x.numel() / std::max<int64_t>(1, C) : 1) + 4;
+    return y.abs() + scale;
+  }
+  K = (reduced ? x.numel() : 1) + 6;
+  const double logits = name == "binary_cross_entropy_with_logits" ? 2.0 * (reduced ? x.abs().mean().item<double>() : 0.0) : 0.0;
+  at::Tensor S = y.abs() + scale * (1.0 + logits);
+  if (name == "binary_cross_entropy_with_logits" && !reduced) S = S + 2.0 * scale * x.abs().expand_as(y);
+  return S;
 }
 
 // One item of an index as Python's repr gives it (slice(None,4,None), None, Ellipsis, 3, True),
@@ -896,6 +989,37 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
   if (op == "torch.nn.functional.softmax" && args.positional.size() > 2) args.positional.erase(args.positional.begin() + 2);
   args.keywords.erase("_stacklevel");
   if (args.keywords.count("inplace")) args.keywords.erase("inplace");
+  // Losses as torch.nn.functional calls them: the reduction by its name, where ATen takes its
+  // number (kl_div's batchmean: the sum, then over the batch, as F.kl_div does it in Python).
+  std::string reduction;
+  if (const auto it = args.keywords.find("reduction"); it != args.keywords.end() && !it->second.tensor) {
+    static const std::map<std::string, std::string> numbers = {
+        {"'none'", "0"}, {"'mean'", "1"}, {"'sum'", "2"}, {"'batchmean'", "2"}, {"'elementwise_mean'", "1"}};
+    reduction = it->second.text;
+    const auto n = numbers.find(reduction);
+    if (n == numbers.end()) throw Error(op + ": reduction=" + reduction + " is not one PyTorch names");
+    it->second.text = n->second;
+  }
+  // torch.cdist's compute_mode by name (a Python function); ATen's by number: None where matrix
+  // products are used if necessary, 1 always, 2 never.
+  if (name == "cdist") {
+    Operand* mode = args.keywords.count("compute_mode") ? &args.keywords["compute_mode"] : args.positional.size() > 3 ? &args.positional[3] : nullptr;
+    static const std::map<std::string, std::string> modes = {
+        {"'use_mm_for_euclid_dist_if_necessary'", "None"}, {"'use_mm_for_euclid_dist'", "1"}, {"'donot_use_mm_for_euclid_dist'", "2"}};
+    if (mode && modes.count(mode->text)) mode->text = modes.at(mode->text);
+  }
+  // F.rrelu(x, lower, upper, training=False): in eval, leaky_relu with the mean of its slopes.
+  if (name == "rrelu") {
+    if (text_arg(args, 3, "training") == "True") throw Error(op + " in training mode is random: its generator's state is not recorded");
+    const double lower = python_number(text_arg(args, 1, "lower")).value_or(1.0 / 8), upper = python_number(text_arg(args, 2, "upper")).value_or(1.0 / 3);
+    if (args.positional.empty() || !args.positional[0].tensor) throw Error(op + "'s input is not recorded");
+    std::ostringstream slope;
+    slope.precision(17);
+    slope << (lower + upper) / 2;
+    args.positional.resize(1);
+    args.positional.push_back(Operand{std::nullopt, {}, slope.str()});
+    args.keywords.clear();
+  }
   // x.norm(p='fro', dim=...): Python's spelling of the 2-norm over those dims; aten::norm takes a number.
   if (name == "norm") {
     Operand* p = args.keywords.count("p") ? &args.keywords["p"] : args.positional.size() > 1 ? &args.positional[1] : nullptr;
@@ -925,10 +1049,14 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     // F.adaptive_max_pool2d(x, size) returns the values; its operator, the indices too (a call
     // with return_indices=True is recorded as adaptive_max_pool2d_with_indices).
     if (name.rfind("adaptive_max_pool", 0) == 0 && name.find("with_indices") == std::string::npos && out.size() > 1) out.resize(1);
+    if (reduction == "'batchmean'" && wide.at(0).dim() > 0 && !out.empty()) out[0] = out[0] / double(wide[0].size(0));
     TorchCallResult r;
     TorchBound bound = known->bound;
     // index_put(..., accumulate=True) adds what repeated indices put onto one element: a sum.
     if (name == "index_put" && text_arg(args, 3, "accumulate") == "True") bound = TorchBound::Sum;
+    // scatter_reduce(self, dim, index, src, reduce): its largest or smallest is one of the values.
+    const std::string reduce = text_arg(args, 4, "reduce");
+    if (name == "scatter_reduce" && (reduce == "'amax'" || reduce == "'amin'")) bound = TorchBound::Exact;
     if (bound != TorchBound::None && bound != TorchBound::Exact && bound != TorchBound::Rounded) {
       for (const at::Tensor& y : out) {
         at::Tensor S;
@@ -948,7 +1076,9 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
             const auto it = sizes.keywords.find(key);
             if (it != sizes.keywords.end() && !it->second.tensor && it->second.text.rfind('-', 0) == 0) it->second.text.erase(0, 1);
           }
-          if ((name == "upsample_bicubic2d" || name == "_upsample_bicubic2d_aa") && wide.at(0).dim() == 4) {
+          if (name == "cross") {
+            S = cross_sums(args, wide);
+          } else if ((name == "upsample_bicubic2d" || name == "_upsample_bicubic2d_aa") && wide.at(0).dim() == 4) {
             // Cubic convolution's weights (A = -0.75; -0.5 antialiased) take both signs: the call on
             // |x| bounds nothing. Each output mixes inputs of its plane with sum |w| <= 1.375 along
             // each axis: S = 1.375^2 times the plane's largest |x|.
@@ -987,6 +1117,8 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
               const int64_t at_dim = d - (rank - t.dim());
               if (t.is_floating_point() && at_dim >= 0 && at_dim < t.dim()) n = std::max<int64_t>(n, t.size(at_dim));
             }
+          } else if (name == "logcumsumexp") {  // up to all of its dim
+            n = wide.at(0).dim() > 0 ? wide[0].size(dim_arg(args, 1, "dim", wide[0], std::nullopt, name)) : 1;
           } else {  // logsumexp over one or several dims: input elements per output element
             n = std::max<int64_t>(1, wide.at(0).numel() / std::max<int64_t>(1, y.numel()));
           }
@@ -1001,6 +1133,10 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           K += 8;
         } else if (bound == TorchBound::Moments) {
           S = moment_sums(name, args, wide.at(0), y, size_t(&y - out.data()), K);
+        } else if (bound == TorchBound::Positive) {
+          S = positive_sums(name, args, wide, y, K);
+        } else if (bound == TorchBound::LogLoss) {
+          S = log_loss_sums(name, args, reduction, wide, y, K);
         } else if (bound == TorchBound::Steps) {
           K = recurrent_steps(name, args, wide.at(0));
           S = std::sqrt(double(K)) * (y.abs() + y.pow(2).mean().sqrt());
@@ -1019,6 +1155,36 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     return r;
   });
 }
+
+namespace {
+
+// The dims a torch.fft call transforms, wrapped into [0, rank): (input, n or s, dim, norm). The
+// one-dimensional transforms (fft, rfft, ihfft...) default to the last dim, fft2 and its kin to the
+// last two, fftn and its kin to the last len(s) or every dim.
+std::vector<int64_t> fourier_dims(const std::string& name, const Args& args, int64_t rank) {
+  const std::string dim = text_arg(args, 2, "dim");
+  std::vector<int64_t> dims;
+  if (!dim.empty() && dim != "None") {
+    const auto listed = integral_text(dim) ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{std::stoll(dim)}) : int_list(dim);
+    if (!listed) throw Error(name + "'s dim is not recorded");
+    dims = *listed;
+  } else if (name.back() == '2') {
+    dims = {-2, -1};
+  } else if (name.back() == 'n') {
+    const std::string s = text_arg(args, 1, "s");
+    const auto sizes = s.empty() || s == "None" ? std::nullopt : int_list(s);
+    for (int64_t d = sizes ? rank - int64_t(sizes->size()) : 0; d < rank; ++d) dims.push_back(d);
+  } else {
+    dims = {-1};
+  }
+  for (int64_t& d : dims) {
+    if (d < -rank || d >= rank) throw Error(name + "'s dim " + std::to_string(d) + " is not one of its input's");
+    d = d < 0 ? d + rank : d;
+  }
+  return dims;
+}
+
+}  // namespace
 
 TorchCallResult complex_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in,
                                    const std::vector<bool>& complex) {
@@ -1050,8 +1216,8 @@ TorchCallResult complex_torch_call(const std::string& op, const std::string& lin
       }
     }
     const std::vector<at::Tensor> out = index ? run_index(name == "setitem", args, wide) : run_op(op, known->aten, args, wide);
-    std::vector<at::Tensor> sums;  // Sum and Fourier: the call on the inputs' moduli
-    if (bound == TorchBound::Sum || bound == TorchBound::Fourier) {
+    std::vector<at::Tensor> sums;  // Sum: the call on the inputs' moduli
+    if (bound == TorchBound::Sum) {
       std::vector<at::Tensor> moduli;
       for (const at::Tensor& t : wide) moduli.push_back(t.is_complex() || t.is_floating_point() ? t.abs() : t);
       sums = run_op(op, known->aten, args, moduli);
@@ -1065,12 +1231,21 @@ TorchCallResult complex_torch_call(const std::string& op, const std::string& lin
         S = y.abs(), K = 4;
       } else if (bound == TorchBound::Sum && (y.is_complex() || y.is_floating_point()) && k < sums.size()) {
         S = sums[k].abs(), K = sum_terms(name, args, wide, y) + 2;
-      } else if (bound == TorchBound::Fourier && (y.is_complex() || y.is_floating_point()) && k < sums.size()) {
-        // A discrete Fourier transform sums its N inputs times factors of modulus 1 (1/N, 1/sqrt(N)
-        // scaled): each output within the transform of the moduli at frequency 0, its largest.
-        S = at::ones_like(y.is_complex() ? at::real(y) : y) * sums[k].abs().max(), K = wide.at(0).numel() + 2;
+      } else if (bound == TorchBound::Fourier && (y.is_complex() || y.is_floating_point()) && y.dim() == wide.at(0).dim()) {
+        // A fast transform of N points strays by a few times log2 N roundings of its output's
+        // 2-norm (norm-wise, so in every bin: a bin's error is the spread of every term's
+        // rounding, the largest term's included), each transform on its own: S is the norm over the
+        // transformed dims, that of the full spectrum where the output is half of one (rfft,
+        // ihfft: at most sqrt(2) times the half's). PyTorch's CPU transforms stayed within 0.23 of
+        // K = 2 ceil(log2 N) + 8 roundings of it, N from 8 to 65536, primes included.
+        const std::vector<int64_t> dims = fourier_dims(name, args, y.dim());
+        int64_t points = 1;
+        for (const int64_t d : dims) points *= std::max(y.size(d), wide[0].size(d));
+        const bool half = name.find("rfft") != std::string::npos || name.find("ihfft") != std::string::npos;
+        S = (y.abs().pow(2).sum(dims, true).sqrt() * (half && name.find("irfft") == std::string::npos ? std::sqrt(2.0) : 1.0)).expand(y.sizes());
+        K = 2 * int64_t(std::ceil(std::log2(double(std::max<int64_t>(2, points))))) + 8;
       }
-      const at::Tensor written = y.is_complex() ? at::view_as_real(y.to(run_type)) : y.is_floating_point() && real_type ? y.to(*real_type) : y;
+      const at::Tensor written = y.is_complex() ? at::view_as_real(y.to(run_type).resolve_conj()) : y.is_floating_point() && real_type ? y.to(*real_type) : y;
       if (S.defined()) {
         if (y.is_complex()) S = S.unsqueeze(-1);
         r.bound_sums.push_back(from_aten(S.to(at::kDouble).expand_as(written).contiguous()));
@@ -1088,34 +1263,61 @@ TorchCallResult complex_torch_call(const std::string& op, const std::string& lin
 std::string tied_indices_check(const std::string& op, const std::string& line, const std::vector<Tensor>& in,
                                const std::vector<Tensor>& outputs) {
   const TorchCall* known = torch_call(op);
-  if (!known || !known->tied) throw Error(op + " is not a sort or topk");
+  if (!known || !known->tied) throw Error(op + " is not a sort, topk, median or cummax");
   const std::string name = known->name;
   const Args args = read_line(line, in.size());
-  // sort(input, dim=-1, descending=False), topk(input, k, dim=-1, largest=True, sorted=True)
-  const size_t dim_at = name == "sort" ? 1 : 2;
-  std::string dim = "-1";
-  if (const auto it = args.keywords.find("dim"); it != args.keywords.end()) {
-    dim = it->second.text;
-  } else if (args.positional.size() > dim_at) {
-    dim = args.positional[dim_at].text;
-  }
-  if (!integral_text(dim) || in.empty() || outputs.size() != 2) throw Error(op + ": its dim or outputs are not recorded in full");
+  // sort and argsort(input, dim=-1, descending=False), topk(input, k, dim=-1, largest=True,
+  // sorted=True), kthvalue(input, k, dim=-1, keepdim=False), median and nanmedian(input, dim,
+  // keepdim=False), cummax and cummin(input, dim): the indices are the last output.
+  const bool sorts = name == "sort" || name == "argsort" || name == "topk";
+  const bool running = name == "cummax" || name == "cummin";
+  const size_t dim_at = name == "topk" || name == "kthvalue" ? 2 : 1;
+  std::string dim = text_arg(args, dim_at, "dim");
+  if (dim.empty() && (sorts || name == "kthvalue")) dim = "-1";
+  if (in.empty() || outputs.empty() || outputs.size() > 2) throw Error(op + ": its outputs are not recorded in full");
+  if (name != "argsort" && outputs.size() != 2) throw Error(op + " returned no indices");  // median(x): judged as any output
+  if (!integral_text(dim)) throw Error(op + ": its dim is not recorded");
   return aten_call(op.c_str(), [&] {
-    const at::Tensor x = to_aten(in[0]), values = to_aten(outputs[0]), indices = to_aten(outputs[1]);
-    if (indices.scalar_type() != at::kLong || indices.sizes() != values.sizes()) return std::string("its indices are not int64 of its values' shape");
-    const int64_t d = std::stoll(dim);
-    const int64_t size = x.size(d);
+    const at::Tensor x = to_aten(in[0]), indices = to_aten(outputs.back());
+    const int64_t d = x.dim() == 0 ? 0 : (std::stoll(dim) % x.dim() + x.dim()) % x.dim();
+    if (indices.scalar_type() != at::kLong) return std::string("its indices are not int64");
+    const int64_t size = x.dim() == 0 ? 1 : x.size(d);
     if (indices.numel() > 0 && (indices.min().item<int64_t>() < 0 || indices.max().item<int64_t>() >= size)) {
       return std::string("an index is out of range");
     }
-    const at::Tensor picked = x.gather(d, indices);
-    if (!picked.to(values.scalar_type()).equal(values)) return std::string("its indices do not pick the values it returned");
+    const bool kept = sorts || running || text_arg(args, dim_at + 1, "keepdim") == "True" || indices.dim() == x.dim();
+    const at::Tensor at_dim = x.dim() == 0 || kept ? indices : indices.unsqueeze(d);
+    if (x.dim() > 0 && at_dim.dim() != x.dim()) return std::string("its indices do not have its input's rank");
+    const at::Tensor gathered = x.dim() == 0 ? x.expand_as(indices) : x.gather(d, at_dim);
+    const at::Tensor picked = gathered.dim() == indices.dim() ? gathered : gathered.squeeze(d);
+    const auto same = [](const at::Tensor& a, const at::Tensor& b) { return ((a == b) | (a.isnan() & b.isnan())).all().item<bool>(); };
+    if (outputs.size() == 2) {
+      const at::Tensor values = to_aten(outputs[0]);
+      if (values.sizes() != indices.sizes()) return std::string("its indices are not of its values' shape");
+      if (!same(picked.to(values.scalar_type()), values)) return std::string("its indices do not pick the values it returned");
+    }
+    if (running && x.dim() > 0) {  // cummax's index at a position is that position's or an earlier one's
+      std::vector<int64_t> shape(size_t(x.dim()), 1);
+      shape[size_t(d)] = size;
+      if (!indices.le(at::arange(size, indices.options()).view(shape)).all().item<bool>()) return std::string("an index lies after its position");
+    }
+    if (!sorts || x.dim() == 0 || indices.size(d) < 2) return std::string();
     // Each element once: a repeated index picks a tied value twice and leaves another out.
-    if (indices.size(d) > 1) {
-      const at::Tensor ordered = std::get<0>(indices.sort(d));
-      if (!(ordered.narrow(d, 1, ordered.size(d) - 1) - ordered.narrow(d, 0, ordered.size(d) - 1)).ne(0).all().item<bool>()) {
-        return std::string("an index appears twice");
-      }
+    const at::Tensor ordered = std::get<0>(indices.sort(d));
+    if (!(ordered.narrow(d, 1, ordered.size(d) - 1) - ordered.narrow(d, 0, ordered.size(d) - 1)).ne(0).all().item<bool>()) {
+      return std::string("an index appears twice");
+    }
+    if (name != "argsort") return std::string();  // sort's and topk's order is their values', judged as any output
+    // argsort's order: each value no larger than the next (NaN above every number), or no smaller
+    // when descending; tied values in the order of their indices when stable.
+    const at::Tensor a = picked.narrow(d, 0, size - 1), b = picked.narrow(d, 1, size - 1);
+    const bool descending = text_arg(args, 2, "descending") == "True";
+    const at::Tensor in_order = descending ? (a.isnan() | (~b.isnan() & a.ge(b))) : (b.isnan() | (~a.isnan() & a.le(b)));
+    if (!in_order.all().item<bool>()) return std::string("its indices do not order its input");
+    if (text_arg(args, 99, "stable") == "True") {
+      const at::Tensor tied = (a == b) | (a.isnan() & b.isnan());
+      const at::Tensor rising = indices.narrow(d, 1, size - 1).gt(indices.narrow(d, 0, size - 1));
+      if (!(rising | ~tied).all().item<bool>()) return std::string("it is stable, and tied values are not in the order of their indices");
     }
     return std::string();
   });

@@ -40,8 +40,11 @@ TorchCallResult complex_torch_call(const std::string& op, const std::string& lin
 at::Tensor normalisation_sums(const at::Tensor& x, const at::Tensor& grouped, at::IntArrayRef reduce, double eps, const at::Tensor& w,
                               const std::optional<at::Tensor>& b, const at::Tensor& y);
 
-// sort and topk: "" when `outputs` (values, indices) are consistent, the indices picking exactly
-// those values from the call's input along its dim; else why not. Throws for another call.
+// A call whose indices may pick among tied values otherwise than LibTorch's (sort, argsort, topk,
+// median, nanmedian, kthvalue, cummax, cummin: `tied` in the table): "" when `outputs` (values and
+// indices, or argsort's indices alone) are consistent with the call's input, the indices picking
+// those values along its dim (each once, for a sort; none after its position, for cummax) and
+// argsort's ordering it; else why not. Throws for another call.
 std::string tied_indices_check(const std::string& op, const std::string& line, const std::vector<Tensor>& in,
                                const std::vector<Tensor>& outputs);
 

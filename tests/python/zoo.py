@@ -669,6 +669,58 @@ def moe_router():
     return MoeRouter().eval(), _seeded((2, 8, 8)), None, [("gate", None, "gate"), ("", "silu", "silu"), ("", "index_put_", "index_put")]
 
 
+class SelectionsAndLosses(torch.nn.Module):
+    """Calls beyond the layers: selections whose indices may pick among ties (median, kthvalue,
+    nanmedian, cummax, cummin, argsort; on values rounded to quarters, so a half run ties often),
+    products (prod, cumprod, cross, kron, addbmm, addr), maps near a zero of theirs (logit, lgamma,
+    digamma, sinc, softshrink), rrelu in eval, tests and counts (isnan, any, count_nonzero,
+    searchsorted), scatter_reduce by each reduction, embedding_bag, distances (cdist by matrix
+    products, dist, pairwise_distance, renorm) and the losses (l1, mse, smooth l1, huber, cross
+    entropy, nll, binary cross entropy with and without logits, kl_div). torch 1.13's CPU has no
+    bfloat16 prod, cdist, mse_loss, embedding_bag or binary_cross_entropy: those run in float32."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
+        self.bag = torch.nn.EmbeddingBag(10, 8, mode="mean")
+
+    def forward(self, x):
+        f = torch.nn.functional
+        h, g = self.a(x), self.b(x)  # [2, 6, 8]
+        q = (h * 4).round() / 4  # ties
+        idx = torch.arange(8, device=x.device).remainder(3).expand(2, 6, 8)
+        labels = torch.arange(12, device=x.device) % 8
+        outs = [torch.median(q, -1)[0], torch.median(h, 1)[1], torch.kthvalue(q, 3, -1)[0], torch.nanmedian(h, 1)[0],
+                torch.cummax(q, 1)[0], torch.cummin(q, 1)[1], h.gather(-1, torch.argsort(q, -1)),
+                torch.cumprod(g.sigmoid() + 0.5, -1), torch.prod(g.float().sigmoid() + 0.5, -1),
+                torch.cross(h[..., :3], g[..., :3], dim=-1), torch.kron(h[0, :2], g[0, :2]),
+                torch.addbmm(h[0, :, :6], h, g.transpose(1, 2)[:, :, :6]), torch.addr(h[0, :, :6], h[0, :, 0], g[0, 0, :6]),
+                torch.logit(h.sigmoid() * 0.9 + 0.05), torch.lgamma(h.abs() + 0.5), torch.digamma(g.abs() + 0.5), torch.sinc(h),
+                f.softshrink(h, 0.1), f.rrelu(h), torch.xlogy(h, g.abs() + 0.1), torch.hypot(h, g), torch.erfc(h),
+                torch.isnan(h) | torch.isinf(g), (h > 0).any(-1), torch.count_nonzero(q > 0, -1),
+                torch.searchsorted(torch.linspace(-1, 1, 5, dtype=h.dtype, device=x.device), h.contiguous()),
+                torch.logcumsumexp(h, 1)]
+        outs += [torch.zeros(2, 6, 3, dtype=h.dtype, device=x.device).scatter_reduce(2, idx, h, r, include_self=False)
+                 for r in ("amax", "amin", "sum", "mean")]
+        outs += [f.embedding_bag(torch.arange(6, device=x.device) % 10, self.bag.weight.float(), torch.tensor([0, 2], device=x.device),
+                                 mode="mean") * h.float().mean(),
+                 torch.cdist(h.float().reshape(12, 8).repeat(3, 1)[:30] + torch.arange(30, device=x.device).view(30, 1) * 0.01, g.float()[0]),
+                 torch.dist(h, g), f.pairwise_distance(h, g), torch.renorm(h, 2, 0, 1.0)]
+        outs += [f.l1_loss(h, g), f.mse_loss(h.float(), g.float()), f.smooth_l1_loss(h, g), f.huber_loss(h, g, reduction="none"),
+                 f.cross_entropy(h.reshape(12, 8), labels), f.nll_loss(f.log_softmax(g.reshape(12, 8), -1), labels, reduction="sum"),
+                 f.binary_cross_entropy_with_logits(h, g.sigmoid()), f.binary_cross_entropy(h.float().sigmoid(), g.float().sigmoid()),
+                 f.kl_div(f.log_softmax(h, -1), f.softmax(g, -1), reduction="batchmean")]
+        return [o.float().sum() for o in outs]
+
+
+def selections_and_losses():
+    torch.manual_seed(0)
+    return SelectionsAndLosses().eval(), _seeded((2, 6, 8)), None, [
+        ("", "cumprod", "cumprod"), ("", "cross", "cross"), ("", "logit", "logit"), ("", "scatter_reduce", "scatter_reduce"),
+        ("", "cross_entropy", "cross_entropy"), ("", "pairwise_distance", "pairwise_distance"), ("", "cdist", "cdist"),
+        ("", "kl_div", "kl_div"), ("", "median", "median")]
+
+
 class Resize(torch.nn.Module):
     """Linear, bilinear and bicubic resizing at sizes that are no power of 2: a half run on the CPU
     works out where to sample in its own type (PyTorch 1.13), a quarter pixel off at bfloat16; a
@@ -821,7 +873,7 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "faster_rcnn": faster_rcnn, "mask_rcnn": mask_rcnn, "ssdlite": ssdlite, "second_library": second_library,
           "yolov5": yolov5, "raft": raft, "cancelling": cancelling,
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
-          "stacks_and_products": stacks_and_products, "transformers_masks": transformers_masks, "complex_rotary": complex_rotary, "moe_router": moe_router, "resize": resize, "kv_cache": kv_cache, "constants": constants,
+          "stacks_and_products": stacks_and_products, "transformers_masks": transformers_masks, "complex_rotary": complex_rotary, "moe_router": moe_router, "selections_and_losses": selections_and_losses, "resize": resize, "kv_cache": kv_cache, "constants": constants,
           "lrn": lrn, "offset_norm": offset_norm,
           "flat_resize": flat_resize, "antialias": antialias}
 

@@ -359,19 +359,33 @@ class CastThenReturned(torch.nn.Module):
 
 
 class PlantedComplex(zoo.TorchFunctionMode):
-    """The complex call `name`'s kernel giving one element of its complex output 25% off."""
+    """The complex call `name`'s kernel giving one element of its complex output (the sixth) 25% off,
+    or `factor` times what it should be."""
 
-    def __init__(self, name):
+    def __init__(self, name, factor=1.25):
         super().__init__()
-        self.name = name
+        self.name, self.factor = name, factor
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
         if getattr(func, "__name__", "") == self.name and torch.is_tensor(result) and result.is_complex():
             with torch._C.DisableTorchFunction():
                 at = tuple(zoo._unravel(5, result.shape))
-                result[at] = result[at] * 1.25
+                result[at] = result[at] * self.factor
         return result
+
+
+class Spectra(torch.nn.Module):
+    """A batch of 64 signals, one 1000 times louder than the rest (an audio batch), transformed by rfft."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(64, 64)
+
+    def forward(self, x):
+        loud = torch.ones(64, 1, dtype=x.dtype, device=x.device)
+        loud[3] = 1000
+        return torch.fft.rfft(self.a(x) * loud).abs()
 
 
 class RoundTrip(torch.nn.Module):
@@ -510,6 +524,21 @@ class Hazards(InTempFolder):
                 origin = next((l for l in report["layers"] if l.get("origin")), None)
                 self.assertEqual((code, report["unchecked"], origin and origin["name"], origin and origin["defective"]),
                                  (1, 0, layer, side), f"{dtype} {call}: {out[-2000:]}")
+
+    def test_a_wrong_bin_of_a_quiet_signal_beside_a_loud_one_is_named(self):
+        # A transform's bound was the largest bin of the whole call's transform of the moduli: a
+        # loud signal's DC term hid a quiet one's bin twice what it should be. Each transform now has
+        # its own, from its output's 2-norm.
+        torch.manual_seed(0)
+        net, x = Spectra().eval(), torch.randn(64, 64, generator=torch.Generator().manual_seed(1))
+        a = self.dump("spectra-a", net, x)
+        code, out, _ = compare(a, self.dump("spectra-b", net, x, torch.float64))
+        self.assertEqual(code, 0, out[-2000:])
+        bad = self.dump("spectra-bad", net, x, torch.float64, below=PlantedComplex("fft_rfft", 2.0))
+        for first, second, side in ((a, bad, "B"), (bad, a, "A")):
+            code, out, report = compare(first, second)
+            origin = next((l for l in report["layers"] if l.get("origin")), None)
+            self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "fft_rfft", side), out[-2000:])
 
     def test_batch_norm_in_training_reads_its_running_statistics_as_they_were(self):
         torch.manual_seed(0)  # its kernel updates them in place, with no version change
