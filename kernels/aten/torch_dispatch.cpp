@@ -345,6 +345,22 @@ std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, c
   throw Error("the recorded arguments of " + op + " fit no overload of " + full);
 }
 
+// Where a tensor is placed (device=, non_blocking=) is not what is computed: the run here is on
+// the CPU, contiguous.
+void drop_placement(Args& args) {
+  for (auto it = args.keywords.begin(); it != args.keywords.end();) it = placement_argument(it->first) ? args.keywords.erase(it) : std::next(it);
+}
+
+// The arguments of a Sum bound's run on |inputs|: the scalars that scale a term (addcmul's value,
+// addmm's alpha and beta) by their size, as a negative one would cancel terms the bound adds.
+Args magnitude_args(Args args) {
+  for (const char* key : {"value", "alpha", "beta"}) {
+    const auto it = args.keywords.find(key);
+    if (it != args.keywords.end() && !it->second.tensor && it->second.text.rfind('-', 0) == 0) it->second.text.erase(0, 1);
+  }
+  return args;
+}
+
 // The tensor recorded at positional `pos` or as keyword `key`, if any.
 std::optional<at::Tensor> tensor_arg(const Args& args, const std::vector<at::Tensor>& t, size_t pos, const char* key) {
   if (pos < args.positional.size() && args.positional[pos].tensor) return t[*args.positional[pos].tensor];
@@ -983,8 +999,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     throw Error("parity cannot run " + op + " again: no error bound for it is known here (python/parity_torch/torch_calls.tsv)");
   }
   Args args = read_line(line, in.size());
-  // Where a tensor is placed is not what is computed: the run here is on the CPU, contiguous.
-  for (auto it = args.keywords.begin(); it != args.keywords.end();) it = placement_argument(it->first) ? args.keywords.erase(it) : std::next(it);
+  drop_placement(args);
   // F.softmax(input, dim, _stacklevel, dtype): its third is Python's own.
   if (op == "torch.nn.functional.softmax" && args.positional.size() > 2) args.positional.erase(args.positional.begin() + 2);
   args.keywords.erase("_stacklevel");
@@ -1070,12 +1085,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           std::vector<at::Tensor> magnitudes;
           for (const at::Tensor& t : wide) magnitudes.push_back(t.is_floating_point() ? t.abs() : t);
           if (known->samples) magnitudes.at(1) = wide.at(1);  // where to sample stays: only the values' signs go
-          // The scalars that scale a term (addcmul's value, addmm's alpha and beta) by their size.
-          Args sizes = args;
-          for (const char* key : {"value", "alpha", "beta"}) {
-            const auto it = sizes.keywords.find(key);
-            if (it != sizes.keywords.end() && !it->second.tensor && it->second.text.rfind('-', 0) == 0) it->second.text.erase(0, 1);
-          }
+          const Args sizes = magnitude_args(args);
           if (name == "cross") {
             S = cross_sums(args, wide);
           } else if ((name == "upsample_bicubic2d" || name == "_upsample_bicubic2d_aa") && wide.at(0).dim() == 4) {
@@ -1199,7 +1209,7 @@ TorchCallResult complex_torch_call(const std::string& op, const std::string& lin
     throw Error("parity cannot run " + op + " again on complex tensors: no bound for them is known here");
   }
   Args args = read_line(line, in.size());
-  for (auto it = args.keywords.begin(); it != args.keywords.end();) it = placement_argument(it->first) ? args.keywords.erase(it) : std::next(it);
+  drop_placement(args);
   return aten_call(op.c_str(), [&] {
     std::vector<at::Tensor> wide;
     at::ScalarType run_type = at::kComplexDouble;  // complex64 unless every complex input is complex128
@@ -1220,7 +1230,7 @@ TorchCallResult complex_torch_call(const std::string& op, const std::string& lin
     if (bound == TorchBound::Sum) {
       std::vector<at::Tensor> moduli;
       for (const at::Tensor& t : wide) moduli.push_back(t.is_complex() || t.is_floating_point() ? t.abs() : t);
-      sums = run_op(op, known->aten, args, moduli);
+      sums = run_op(op, known->aten, magnitude_args(args), moduli);
     }
     TorchCallResult r;
     for (size_t k = 0; k < out.size(); ++k) {

@@ -3,7 +3,8 @@
 // tied_indices_check): every valid choice among ties passes, and an index that picks another
 // value, repeats, lies after its position or breaks the order fails, saying which. And the bounds
 // of products that cancel (cross), distances and losses, against values worked out by hand here,
-// and a Fourier transform's, per transform, from the 2-norm of its output.
+// and a Fourier transform's, per transform, from the 2-norm of its output; a complex sum scaled by
+// a negative number bounded by its terms' sizes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -157,6 +158,33 @@ TEST(TorchCallBounds, AFourierTransformIsBoundedPerTransformByItsNorm) {
         EXPECT_GT(5 * std::hypot(re, im), 22 * std::ldexp(1.0, -24) * t.bound_sums[0].data<double>()[at]);
       }
     }
+  }
+}
+
+// addmm(C, A, B, alpha=-1) on complex values (real views, the line's fields marked c) where C = A B:
+// the result cancels to 0, and its bound's S is |C| + |A| |B|, not their difference.
+TEST(TorchCallBounds, AComplexSumScaledByANegativeNumberIsBoundedByItsTermsSizes) {
+  Tensor a(DType::Float32, {2, 3, 2}), b(DType::Float32, {3, 2, 2}), c(DType::Float32, {2, 2, 2});
+  const float A[2][3] = {{1, 2, 3}, {4, 5, 6}}, B[3][2] = {{1, 2}, {3, 4}, {5, 6}};
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) a.mutable_data<float>()[(i * 3 + j) * 2] = A[i][j];
+  }
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 2; ++j) b.mutable_data<float>()[(i * 2 + j) * 2] = B[i][j];
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      float sum = 0;
+      for (int k = 0; k < 3; ++k) sum += A[i][k] * B[k][j];
+      c.mutable_data<float>()[(i * 2 + j) * 2] = sum;
+    }
+  }
+  const TorchCallResult r = aten_plugin().torch_call("torch.addmm in0=2x2x2c in1=2x3x2c in2=3x2x2c alpha=-1", {c, a, b});
+  ASSERT_EQ(r.outputs.size(), 1u);
+  ASSERT_EQ(r.bound_sums.size(), 1u);
+  for (int64_t e = 0; e < 8; ++e) {
+    EXPECT_EQ(r.outputs[0].data<float>()[e], 0.0f) << e;  // complex64 inputs: a complex64 result
+    EXPECT_EQ(r.bound_sums[0].data<double>()[e], 2.0 * c.data<float>()[e / 2 * 2]) << e;  // |C| + |A||B| = 2 |C|
   }
 }
 
