@@ -56,16 +56,19 @@ void DataFlow::record(int side, int64_t i, bool differs, int64_t origin, bool st
   steers_[side][size_t(i)] = steers;
   steered_so_far_ = steered_so_far_ || steers;
   for (const DumpTensorInfo& o : p_.side(side).layers[size_t(i)].outputs) {
-    if (!o.to_python || count(o.shape) > kReadValuesKept) continue;  // .item(), float(t), a short .tolist()
-    const Tensor t = p_.side(side).load(o);
-    for (int64_t e = 0; e < t.numel(); ++e) read_values_[side].insert(element_as_double(t, e));
+    if (o.to_python && count(o.shape) <= kReadValuesKept) unread_[side].push_back(&o);  // .item(), float(t), a short .tolist()
   }
   after_steering_[side][size_t(i)] = steers || !steering_source(side, i).empty();
   up_[side][size_t(i)] = origin;
 }
 
 bool DataFlow::read_into_python(int side, double v) const {
-  const std::set<double>& read = read_values_[side];
+  std::set<double>& read = read_values_[side];
+  for (const DumpTensorInfo* o : unread_[side]) {
+    const Tensor t = p_.side(side).load(*o);
+    for (int64_t e = 0; e < t.numel(); ++e) read.insert(element_as_double(t, e));
+  }
+  unread_[side].clear();
   return read.count(v) > 0 || read.count(double(float(v))) > 0;
 }
 

@@ -55,7 +55,10 @@ class DataFlow {
   std::vector<char> after_steering_[2];  // steers_, or downstream of a layer that does
   std::vector<std::string> origin_names_;
   bool steered_so_far_ = false;
-  std::set<double> read_values_[2];  // per side: the values of outputs read into Python (small ones)
+  // Per side: the outputs read into Python recorded so far (small ones), loaded only when a number
+  // is first asked about, and the values of those loaded.
+  mutable std::vector<const DumpTensorInfo*> unread_[2];
+  mutable std::set<double> read_values_[2];
 };
 
 }  // namespace parity

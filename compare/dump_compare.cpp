@@ -284,13 +284,7 @@ class Comparer {
   // Two lines of one call whose numbers that differ are, on each side, values that side read out
   // of a layer's output into Python (`x / m.item()`): the data's, not the code's.
   bool numbers_read_into_python(const std::string& ca, const std::string& cb) const {
-    static const std::regex number(R"(-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)");
-    const auto numbers = [](const std::string& line) {
-      std::vector<std::string> out;
-      for (auto it = std::sregex_iterator(line.begin(), line.end(), number); it != std::sregex_iterator(); ++it) out.push_back(it->str());
-      return out;
-    };
-    const std::vector<std::string> na = numbers(ca), nb = numbers(cb);
+    const std::vector<std::string> na = numbers_in(ca), nb = numbers_in(cb);
     if (na.size() != nb.size()) return false;
     bool any = false;
     for (size_t k = 0; k < na.size(); ++k) {

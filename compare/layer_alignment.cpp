@@ -16,6 +16,12 @@
 namespace parity {
 namespace {
 
+// A number as Python's repr writes it (-0.5, 1e-05, 3).
+const std::regex& number_text() {
+  static const std::regex r(R"(-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)");
+  return r;
+}
+
 // The keys as small integers, equal where the strings are, so the diff compares integers.
 std::pair<std::vector<int64_t>, std::vector<int64_t>> key_ids(const std::vector<AlignedLayer>& a, const std::vector<AlignedLayer>& b) {
   std::unordered_map<std::string, int64_t> ids;
@@ -157,8 +163,7 @@ std::string dtype_identity(const std::string& value) {
 // float32, float64, FloatTypes' bits): a model that swaps one constant for another type's is
 // another model.
 std::string finfo_identity(const std::string& value, unsigned types) {
-  static const std::regex number(R"(^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$)");
-  if (!types || !std::regex_match(value, number)) return value;
+  if (!types || !std::regex_match(value, number_text())) return value;
   const double v = std::strtod(value.c_str(), nullptr);
   struct Constants {
     double max, eps, tiny;
@@ -290,6 +295,12 @@ std::vector<std::string> canonical_calls(const Dump& d) {
 }  // namespace
 
 // Two canonical lines that differ only in their numbers: each run of digits read as one mark.
+std::vector<std::string> numbers_in(const std::string& line) {
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(line.begin(), line.end(), number_text()); it != std::sregex_iterator(); ++it) out.push_back(it->str());
+  return out;
+}
+
 bool only_numbers_differ(const std::string& ca, const std::string& cb) {
   static const std::regex digits("[0-9]+");
   return std::regex_replace(ca, digits, "#") == std::regex_replace(cb, digits, "#");

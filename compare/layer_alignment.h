@@ -45,6 +45,8 @@ DumpPair pair_dumps(const Dump& a, const Dump& b);
 
 // Two canonical calls with the same op and the same fields, whatever their values.
 bool same_fields(const std::string& ca, const std::string& cb);
+// The numbers Python's repr wrote in a call's line, in order ("-0.5", "1e-05", "3").
+std::vector<std::string> numbers_in(const std::string& line);
 // Two canonical calls that differ only in their numbers (each run of digits read as one mark).
 bool only_numbers_differ(const std::string& ca, const std::string& cb);
 // Two canonical lines of one call that differ only in what the run's data decides: the values of
