@@ -179,7 +179,7 @@ class Comparer {
  public:
   Comparer(const Dump& a, const Dump& b, const CompareOptions& o)
       : o_(o), p_(pair_dumps(a, b)), excuses_(excuse_one_sided(p_, o.judge.precision)), inputs_(p_, excuses_, o.judge.precision, {o.judge.runs[0].precision, o.judge.runs[1].precision}),
-        flow_(p_) {}
+        flow_(p_), types_{float_types(a), float_types(b)} {}
 
   CompareResult run() {
     CompareResult res;
@@ -282,16 +282,16 @@ class Comparer {
   }
 
   // Two lines of one call whose numbers that differ are, on each side, values that side read out
-  // of a layer's output into Python (`x / m.item()`): the data's, not the code's.
-  bool numbers_read_into_python(const std::string& ca, const std::string& cb) const {
+  // of a layer's output into Python (`x / m.item()`: the data's, not the code's), or the same
+  // function of each run's own type's finfo constant (`clamp(min=finfo(dtype).eps * 10)`).
+  bool numbers_from_the_run(const std::string& ca, const std::string& cb) const {
     const std::vector<std::string> na = numbers_in(ca), nb = numbers_in(cb);
     if (na.size() != nb.size()) return false;
     bool any = false;
     for (size_t k = 0; k < na.size(); ++k) {
       if (na[k] == nb[k]) continue;
-      if (!flow_.read_into_python(0, std::strtod(na[k].c_str(), nullptr)) || !flow_.read_into_python(1, std::strtod(nb[k].c_str(), nullptr))) {
-        return false;
-      }
+      const double a = std::strtod(na[k].c_str(), nullptr), b = std::strtod(nb[k].c_str(), nullptr);
+      if (!(flow_.read_into_python(0, a) && flow_.read_into_python(1, b)) && !same_finfo_derivation(a, types_[0], b, types_[1])) return false;
       any = true;
     }
     return any;
@@ -313,8 +313,9 @@ class Comparer {
     const bool data_decided = flow_.steered_so_far() && only_data_differs(ca, cb) &&
                               (tensors_in_arguments_differ(ca, cb) || indexed_input(la) || indexed_input(lb));
     // A number the run read out of a tensor that differs (`.item()`) and passed on as a Python
-    // number (`x / m.item()`) differs as that tensor does.
-    const bool read_from_data = only_numbers_differ(ca, cb) && numbers_read_into_python(ca, cb);
+    // number (`x / m.item()`) differs as that tensor does; one derived from its type's finfo, as
+    // the type does.
+    const bool read_from_data = only_numbers_differ(ca, cb) && numbers_from_the_run(ca, cb);
     const bool shapes_followed_data = ca != cb && ((steered && only_numbers_differ(ca, cb)) || data_decided || read_from_data);
     // Directly after a layer that steers, layers pair iteration by iteration as best they can
     // (a per-detection loop): which producer feeds which is no finding there.
@@ -366,6 +367,7 @@ class Comparer {
   const OneSidedExcuses excuses_;
   const InputChecks inputs_;
   DataFlow flow_;
+  unsigned types_[2];  // the floating types each run used (float_types)
   std::map<int64_t, PairWork> work_;          // by A index: the pairs judged
   std::vector<std::string> one_sided_casts_;  // layers precision_cast excused
 };

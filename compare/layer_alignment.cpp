@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -162,25 +163,50 @@ std::string dtype_identity(const std::string& value) {
 // Only the constants of the floating types the run itself used count (`types`: float16, bfloat16,
 // float32, float64, FloatTypes' bits): a model that swaps one constant for another type's is
 // another model.
+// A floating type's constants as torch.finfo gives them, per finfo_identity's bits.
+struct FinfoConstants {
+  double max, eps, tiny, resolution;
+};
+const FinfoConstants kFinfo[] = {{65504.0, 0x1p-10, 0x1p-14, 1e-3},
+                                 {0x1.fep127, 0x1p-7, 0x1p-126, 1e-2},
+                                 {double(std::numeric_limits<float>::max()), 0x1p-23, 0x1p-126, 1e-6},
+                                 {std::numeric_limits<double>::max(), 0x1p-52, 0x1p-1022, 1e-15}};
+
+bool close(double x, double y) { return std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)); }
+
 std::string finfo_identity(const std::string& value, unsigned types) {
   if (!types || !std::regex_match(value, number_text())) return value;
   const double v = std::strtod(value.c_str(), nullptr);
-  struct Constants {
-    double max, eps, tiny;
-  };
-  static const Constants constants[] = {{65504.0, 0x1p-10, 0x1p-14},
-                                        {0x1.fep127, 0x1p-7, 0x1p-126},
-                                        {double(std::numeric_limits<float>::max()), 0x1p-23, 0x1p-126},
-                                        {std::numeric_limits<double>::max(), 0x1p-52, 0x1p-1022}};
   for (unsigned k = 0; k < 4; ++k) {
     if (!(types & (1u << k))) continue;
-    const Constants& t = constants[k];
+    const FinfoConstants& t = kFinfo[k];
     if (v == -t.max) return "finfo.min";
     if (v == t.max) return "finfo.max";
     if (v == t.eps) return "finfo.eps";
     if (v == t.tiny) return "finfo.tiny";
   }
   return value;
+}
+
+}  // namespace
+
+bool same_finfo_derivation(double a, unsigned types_a, double b, unsigned types_b) {
+  if (a == b || a == 0 || b == 0 || !std::isfinite(a) || !std::isfinite(b)) return false;
+  for (unsigned ka = 0; ka < 4; ++ka) {
+    for (unsigned kb = 0; kb < 4; ++kb) {
+      if (ka == kb || !(types_a & (1u << ka)) || !(types_b & (1u << kb))) continue;
+      const FinfoConstants &ta = kFinfo[ka], &tb = kFinfo[kb];
+      for (const auto member : {&FinfoConstants::max, &FinfoConstants::eps, &FinfoConstants::tiny, &FinfoConstants::resolution}) {
+        const double ca = ta.*member, cb = tb.*member;
+        if (close(a / ca, b / cb)) return true;  // eps * 10, min / 2
+        // eps ** 0.5, 1 / eps: the same power of each (both of one sign, neither 1)
+        if ((a > 0) == (b > 0) && std::fabs(a) != 1 && close(std::log(std::fabs(a)) / std::log(ca), std::log(std::fabs(b)) / std::log(cb))) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
 }
 
 // The floating types a dump's run used, as finfo_identity's bits (float16 1, bfloat16 2, float32
@@ -202,6 +228,8 @@ unsigned float_types(const Dump& d) {
   for (const auto& [key, value] : d.run) add(value);
   return bits;
 }
+
+namespace {
 
 // A call's identity: a known op's canonical line; for an op parity does not know, its words with
 // the fields sorted, one space apart (another tool may write the same call's fields in any order
@@ -302,8 +330,9 @@ std::vector<std::string> numbers_in(const std::string& line) {
 }
 
 bool only_numbers_differ(const std::string& ca, const std::string& cb) {
-  static const std::regex digits("[0-9]+");
-  return std::regex_replace(ca, digits, "#") == std::regex_replace(cb, digits, "#");
+  // A number whole, point and exponent included (1e-06 against 0.01); its sign is not a number's.
+  static const std::regex unsigned_number(R"([0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)");
+  return std::regex_replace(ca, unsigned_number, "#") == std::regex_replace(cb, unsigned_number, "#");
 }
 
 namespace {

@@ -45,9 +45,17 @@ DumpPair pair_dumps(const Dump& a, const Dump& b);
 
 // Two canonical calls with the same op and the same fields, whatever their values.
 bool same_fields(const std::string& ca, const std::string& cb);
+// Two numbers in one call's lines that are the same function of a floating type's constant,
+// each of a type its own run used (`types_a`, `types_b`: float16 1, bfloat16 2, float32 4, float64
+// 8): the same multiple or power of finfo(dtype).eps, tiny, max or resolution (`eps * 10`,
+// `min / 2`, `eps ** 0.5`), as code that derives a guard or a mask from its run's type gives.
+bool same_finfo_derivation(double a, unsigned types_a, double b, unsigned types_b);
+// The floating types a dump's run used, as same_finfo_derivation's bits.
+unsigned float_types(const Dump& d);
 // The numbers Python's repr wrote in a call's line, in order ("-0.5", "1e-05", "3").
 std::vector<std::string> numbers_in(const std::string& line);
-// Two canonical calls that differ only in their numbers (each run of digits read as one mark).
+// Two canonical calls that differ only in their numbers (each number, its point and exponent
+// included, read as one mark; its sign kept).
 bool only_numbers_differ(const std::string& ca, const std::string& cb);
 // Two canonical lines of one call that differ only in what the run's data decides: the values of
 // tensors written into their arguments (`tensor(3)`) and their tensors' shapes (`in2=80x50`).

@@ -1015,6 +1015,8 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     if (n == numbers.end()) throw Error(op + ": reduction=" + reduction + " is not one PyTorch names");
     it->second.text = n->second;
   }
+  // x.where(condition, y): ATen's where takes the condition first, as torch.where does.
+  if (op == "torch.Tensor.where" && args.positional.size() >= 2) std::swap(args.positional[0], args.positional[1]);
   // torch.cdist's compute_mode by name (a Python function); ATen's by number: None where matrix
   // products are used if necessary, 1 always, 2 never.
   if (name == "cdist") {

@@ -577,7 +577,8 @@ def stacks_and_products():
 class TransformersMasks(torch.nn.Module):
     """How Hugging Face transformers mask attention and guard divisions: numbers from
     torch.finfo(dtype) (BERT's extended mask times finfo.min, GPT-2's torch.where with a torch.full
-    of finfo.min, masked_fill with it, a clamp at finfo.eps), each precision's own; and a scale read
+    of finfo.min, masked_fill with it, a clamp at finfo.eps, and numbers derived from them: eps * 10,
+    min / 2, resolution), each precision's own; and a scale read
     out of the run with .item() and passed back as a Python number (dynamic-scale code)."""
 
     def __init__(self):
@@ -595,7 +596,11 @@ class TransformersMasks(torch.nn.Module):
         w = w.masked_fill(~causal, torch.finfo(w.dtype).min)
         h = torch.softmax(w + extended, -1) @ self.q(x)
         h = h / h.norm(dim=-1, keepdim=True).clamp(min=torch.finfo(h.dtype).eps)
-        return self.o(h / h.abs().amax().item())
+        # and numbers derived from them: eps * 10 in a root's guard, min / 2, resolution
+        h = h / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + torch.finfo(h.dtype).eps * 10)
+        h = h + torch.full_like(h, torch.finfo(h.dtype).min / 2).where(~causal[:, :1].expand(6, 16), h).clamp(min=-1)
+        floor = h.abs().clamp(min=torch.finfo(h.dtype).resolution).log().mean()
+        return self.o(h / h.abs().amax().item()) + floor
 
 
 def transformers_masks():

@@ -375,6 +375,18 @@ class PlantedComplex(zoo.TorchFunctionMode):
         return result
 
 
+class RootGuard(torch.nn.Module):
+    """A root guarded by its type's eps times `factor` (a number derived from finfo)."""
+
+    def __init__(self, factor):
+        super().__init__()
+        self.a, self.factor = torch.nn.Linear(8, 8), factor
+
+    def forward(self, x):
+        h = self.a(x)
+        return h / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + torch.finfo(h.dtype).eps * self.factor)
+
+
 class Spectra(torch.nn.Module):
     """A batch of 64 signals, one 1000 times louder than the rest (an audio batch), transformed by rfft."""
 
@@ -539,6 +551,20 @@ class Hazards(InTempFolder):
             code, out, report = compare(first, second)
             origin = next((l for l in report["layers"] if l.get("origin")), None)
             self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "fft_rfft", side), out[-2000:])
+
+    def test_a_number_derived_from_finfo_pairs_as_its_derivation(self):
+        # eps * 10 of each run's type is one call (it was another call, exit 2, at bfloat16); eps * 100
+        # on one side is another model.
+        torch.manual_seed(0)
+        ten, x = RootGuard(10).eval(), torch.randn(2, 8, generator=torch.Generator().manual_seed(1))
+        hundred = RootGuard(100).eval()
+        hundred.load_state_dict(ten.state_dict())
+        a = self.dump("guard-a", ten, x)
+        code, out, _ = compare(a, self.dump("guard-bf16", ten, x, torch.bfloat16))
+        self.assertEqual(code, 0, out[-2000:])
+        code, out, report = compare(a, self.dump("guard-bf16-other", hundred, x, torch.bfloat16))
+        self.assertEqual(code, 2, out[-2000:])
+        self.assertTrue(any("ran another call" in (l.get("reason") or "") for l in report["layers"]), out[-2000:])
 
     def test_batch_norm_in_training_reads_its_running_statistics_as_they_were(self):
         torch.manual_seed(0)  # its kernel updates them in place, with no version change
