@@ -18,7 +18,7 @@ TorchBound bound_of(const std::string& word, const std::string& row) {
       {"sum", TorchBound::Sum},        {"softmax", TorchBound::Softmax},      {"log_softmax", TorchBound::LogSoftmax},
       {"logsumexp", TorchBound::LogSumExp}, {"cosine", TorchBound::Cosine},  {"layer_norm", TorchBound::LayerNorm},
       {"group_norm", TorchBound::GroupNorm}, {"input_and_output", TorchBound::InputAndOutput}, {"positive", TorchBound::Positive},
-      {"log_loss", TorchBound::LogLoss}, {"steps", TorchBound::Steps},
+      {"log_loss", TorchBound::LogLoss}, {"window", TorchBound::Window}, {"steps", TorchBound::Steps},
       {"moments", TorchBound::Moments}, {"attention", TorchBound::Attention}, {"rms_norm", TorchBound::RmsNorm}, {"fourier", TorchBound::Fourier}};
   const auto it = m.find(word);
   if (it == m.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown bound \"" + word + "\"");
@@ -34,7 +34,8 @@ void set_flag(TorchCall& c, const std::string& flag, const std::string& row) {
       {"lowp", &TorchCall::lowp}, {"fp32_sum", &TorchCall::fp32_sum}, {"bias_after", &TorchCall::bias_after},
       {"half_sum", &TorchCall::half_sum}, {"half_weights", &TorchCall::half_weights},
       {"half_steps", &TorchCall::half_steps}, {"literal", &TorchCall::literal},
-      {"exact_terms", &TorchCall::exact_terms}, {"complex_out", &TorchCall::complex_out}, {"half_inside", &TorchCall::half_inside}};
+      {"exact_terms", &TorchCall::exact_terms}, {"complex_out", &TorchCall::complex_out}, {"half_inside", &TorchCall::half_inside},
+      {"first_output", &TorchCall::first_output}};
   const auto it = flags.find(flag);
   if (it == flags.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown flag \"" + flag + "\"");
   c.*(it->second) = true;

@@ -7,7 +7,7 @@
 
 namespace parity {
 
-enum class TorchBound { None, Exact, Rounded, Sum, Softmax, LogSoftmax, LogSumExp, Cosine, LayerNorm, GroupNorm, InputAndOutput, Positive, LogLoss, Steps, Moments, Attention, RmsNorm, Fourier };
+enum class TorchBound { None, Exact, Rounded, Sum, Softmax, LogSoftmax, LogSumExp, Cosine, LayerNorm, GroupNorm, InputAndOutput, Positive, LogLoss, Window, Steps, Moments, Attention, RmsNorm, Fourier };
 
 struct TorchCall {
   std::string name;   // as Python gives it
@@ -17,7 +17,7 @@ struct TorchCall {
   bool placement = false, metadata = false, python_read = false, composite = false, copy = false, cast = false,
        fills = false, uninitialised = false, tied = false, arithmetic = false, reflected = false, samples = false,
        lowp = false, fp32_sum = false, bias_after = false, half_sum = false, half_weights = false, half_steps = false, literal = false,
-       exact_terms = false, complex_out = false, half_inside = false;
+       exact_terms = false, complex_out = false, half_inside = false, first_output = false;
 };
 
 // The call's name as the table keys it, from the op a dump names it by (torch.Tensor.add_,

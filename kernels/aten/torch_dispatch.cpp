@@ -1015,6 +1015,8 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     if (n == numbers.end()) throw Error(op + ": reduction=" + reduction + " is not one PyTorch names");
     it->second.text = n->second;
   }
+  // A window function made in the run's dtype is the judge's made in float64.
+  if (known->bound == TorchBound::Window) args.keywords["dtype"] = Operand{std::nullopt, {}, "torch.float64"};
   // x.where(condition, y): ATen's where takes the condition first, as torch.where does.
   if (op == "torch.Tensor.where" && args.positional.size() >= 2) std::swap(args.positional[0], args.positional[1]);
   // torch.cdist's compute_mode by name (a Python function); ATen's by number: None where matrix
@@ -1067,6 +1069,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     // with return_indices=True is recorded as adaptive_max_pool2d_with_indices).
     if (name.rfind("adaptive_max_pool", 0) == 0 && name.find("with_indices") == std::string::npos && out.size() > 1) out.resize(1);
     if (reduction == "'batchmean'" && wide.at(0).dim() > 0 && !out.empty()) out[0] = out[0] / double(wide[0].size(0));
+    if (known->first_output && out.size() > 1) out.resize(1);  // the rest: its kernel's bookkeeping, not recorded
     TorchCallResult r;
     TorchBound bound = known->bound;
     // index_put(..., accumulate=True) adds what repeated indices put onto one element: a sum.
@@ -1149,6 +1152,11 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           S = positive_sums(name, args, wide, y, K);
         } else if (bound == TorchBound::LogLoss) {
           S = log_loss_sums(name, args, reduction, wide, y, K);
+        } else if (bound == TorchBound::Window) {
+          // cos of 2 pi k / N (hann, hamming, blackman; kaiser's ratio of Bessel functions): a few
+          // roundings of the angle (at most 2 pi) and of the value (at most 1).
+          S = at::full_like(y, 2 * M_PI + 1);
+          K = 4;
         } else if (bound == TorchBound::Steps) {
           K = recurrent_steps(name, args, wide.at(0));
           S = std::sqrt(double(K)) * (y.abs() + y.pow(2).mean().sqrt());
@@ -1243,18 +1251,32 @@ TorchCallResult complex_torch_call(const std::string& op, const std::string& lin
         S = y.abs(), K = 4;
       } else if (bound == TorchBound::Sum && (y.is_complex() || y.is_floating_point()) && k < sums.size()) {
         S = sums[k].abs(), K = sum_terms(name, args, wide, y) + 2;
-      } else if (bound == TorchBound::Fourier && (y.is_complex() || y.is_floating_point()) && y.dim() == wide.at(0).dim()) {
+      } else if (bound == TorchBound::Fourier && (y.is_complex() || y.is_floating_point()) && (name == "stft" || y.dim() == wide.at(0).dim())) {
         // A fast transform of N points strays by a few times log2 N roundings of its output's
         // 2-norm (norm-wise, so in every bin: a bin's error is the spread of every term's
         // rounding, the largest term's included), each transform on its own: S is the norm over the
         // transformed dims, that of the full spectrum where the output is half of one (rfft,
         // ihfft: at most sqrt(2) times the half's). PyTorch's CPU transforms stayed within 0.23 of
         // K = 2 ceil(log2 N) + 8 roundings of it, N from 8 to 65536, primes included.
-        const std::vector<int64_t> dims = fourier_dims(name, args, y.dim());
+        // stft(input, n_fft, hop_length, win_length, window, normalized, onesided, return_complex):
+        // a transform of n_fft windowed points per frame, along its frequencies (the real view's
+        // pairs too where return_complex=False), half a spectrum where onesided (a real input's
+        // default).
+        std::vector<int64_t> dims;
         int64_t points = 1;
-        for (const int64_t d : dims) points *= std::max(y.size(d), wide[0].size(d));
-        const bool half = name.find("rfft") != std::string::npos || name.find("ihfft") != std::string::npos;
-        S = (y.abs().pow(2).sum(dims, true).sqrt() * (half && name.find("irfft") == std::string::npos ? std::sqrt(2.0) : 1.0)).expand(y.sizes());
+        bool half = false;
+        if (name == "stft") {
+          const std::string n_fft = text_arg(args, 1, "n_fft");
+          if (!integral_text(n_fft) || y.dim() < (y.is_complex() ? 2 : 3)) throw Error("stft's n_fft or output is not recorded as one");
+          dims = y.is_complex() ? std::vector<int64_t>{y.dim() - 2} : std::vector<int64_t>{y.dim() - 3, y.dim() - 1};
+          points = std::stoll(n_fft);
+          half = text_arg(args, 6, "onesided") != "False" && !wide[0].is_complex();
+        } else {
+          dims = fourier_dims(name, args, y.dim());
+          for (const int64_t d : dims) points *= std::max(y.size(d), wide[0].size(d));
+          half = (name.find("rfft") != std::string::npos && name.find("irfft") == std::string::npos) || name.find("ihfft") != std::string::npos;
+        }
+        S = (y.abs().pow(2).sum(dims, true).sqrt() * (half ? std::sqrt(2.0) : 1.0)).expand(y.sizes());
         K = 2 * int64_t(std::ceil(std::log2(double(std::max<int64_t>(2, points))))) + 8;
       }
       const at::Tensor written = y.is_complex() ? at::view_as_real(y.to(run_type).resolve_conj()) : y.is_floating_point() && real_type ? y.to(*real_type) : y;

@@ -106,6 +106,8 @@ class FunctionCalls:
             r.busy -= 1
         elapsed = (time.perf_counter() - started) * 1e3
         outputs = [target] if target is not None else calls.tensors_in(result)
+        if name in torch_calls.FIRST_OUTPUT:
+            outputs = outputs[:1]
         r.busy += 1
         try:
             if not outputs or not all(storable(t) for t in outputs):

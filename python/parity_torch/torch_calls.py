@@ -41,6 +41,11 @@ PYTHON_READS = _flagged("python_read")
 # of which the judge runs again. A call parity has an op for (nearest interpolate) stays that op.
 COMPOSITES = _flagged("composite")
 
+# Calls whose first output is their result and the rest their kernel's own bookkeeping, which each
+# path fills its own way (embedding_bag's offset2bag: float32's CPU path leaves it empty): only the
+# first is recorded.
+FIRST_OUTPUT = _flagged("first_output")
+
 
 # Operators by their dunder names: the function each computes, whichever operand comes first (those
 # ops.known_function has an op for; any other dunder is read by its own name).

@@ -680,7 +680,7 @@ class SelectionsAndLosses(torch.nn.Module):
     products (prod, cumprod, cross, kron, addbmm, addr), maps near a zero of theirs (logit, lgamma,
     digamma, sinc, softshrink), rrelu in eval, tests and counts (isnan, any, count_nonzero,
     searchsorted), scatter_reduce by each reduction, embedding_bag, distances (cdist by matrix
-    products, dist, pairwise_distance, renorm) and the losses (l1, mse, smooth l1, huber, cross
+    products, dist, pairwise_distance, renorm), stft and a window in the run's type, and the losses (l1, mse, smooth l1, huber, cross
     entropy, nll, binary cross entropy with and without logits, kl_div). torch 1.13's CPU has no
     bfloat16 prod, cdist, mse_loss, embedding_bag or binary_cross_entropy: those run in float32."""
 
@@ -710,7 +710,9 @@ class SelectionsAndLosses(torch.nn.Module):
         outs += [f.embedding_bag(torch.arange(6, device=x.device) % 10, self.bag.weight.float(), torch.tensor([0, 2], device=x.device),
                                  mode="mean") * h.float().mean(),
                  torch.cdist(h.float().reshape(12, 8).repeat(3, 1)[:30] + torch.arange(30, device=x.device).view(30, 1) * 0.01, g.float()[0]),
-                 torch.dist(h, g), f.pairwise_distance(h, g), torch.renorm(h, 2, 0, 1.0)]
+                 torch.dist(h, g), f.pairwise_distance(h, g), torch.renorm(h, 2, 0, 1.0),
+                 torch.stft(h.float().reshape(2, 48), 16, hop_length=4, window=torch.hann_window(16, device=x.device),
+                            return_complex=True).abs(), h * torch.hann_window(8, dtype=h.dtype, device=x.device)]
         outs += [f.l1_loss(h, g), f.mse_loss(h.float(), g.float()), f.smooth_l1_loss(h, g), f.huber_loss(h, g, reduction="none"),
                  f.cross_entropy(h.reshape(12, 8), labels), f.nll_loss(f.log_softmax(g.reshape(12, 8), -1), labels, reduction="sum"),
                  f.binary_cross_entropy_with_logits(h, g.sigmoid()), f.binary_cross_entropy(h.float().sigmoid(), g.float().sigmoid()),

@@ -375,6 +375,33 @@ class PlantedComplex(zoo.TorchFunctionMode):
         return result
 
 
+class PlantedFirstResult(zoo.TorchFunctionMode):
+    """The call `name`'s kernel giving one element (the sixth) of its first result 25% off."""
+
+    def __init__(self, name):
+        super().__init__()
+        self.name = name
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        first = result[0] if isinstance(result, tuple) else result
+        if getattr(func, "__name__", "") == self.name and torch.is_tensor(first) and first.is_floating_point():
+            with torch._C.DisableTorchFunction():
+                first.view(-1)[5] *= 1.25
+        return result
+
+
+class FrontEnd(torch.nn.Module):
+    """An audio front end: a learnt filter, then torch.stft with a Hann window of the run's type."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(64, 64)
+
+    def forward(self, x):
+        return torch.stft(self.a(x).reshape(-1), 32, hop_length=8, window=torch.hann_window(32, dtype=x.dtype), return_complex=True)
+
+
 class RootGuard(torch.nn.Module):
     """A root guarded by its type's eps times `factor` (a number derived from finfo)."""
 
@@ -551,6 +578,35 @@ class Hazards(InTempFolder):
             code, out, report = compare(first, second)
             origin = next((l for l in report["layers"] if l.get("origin")), None)
             self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "fft_rfft", side), out[-2000:])
+
+    def test_a_wrong_frame_of_a_short_time_fourier_transform_is_named(self):
+        # torch.stft had no row: a wrong value in it was named nowhere.
+        torch.manual_seed(0)
+        net, x = FrontEnd().eval(), torch.randn(16, 64, generator=torch.Generator().manual_seed(1))
+        a = self.dump("stft-a", net, x)
+        code, out, _ = compare(a, self.dump("stft-b", net, x, torch.float64))
+        self.assertEqual(code, 0, out[-2000:])
+        bad = self.dump("stft-bad", net, x, torch.float64, below=PlantedComplex("stft"))
+        for first, second, side in ((a, bad, "B"), (bad, a, "A")):
+            code, out, report = compare(first, second)
+            origin = next((l for l in report["layers"] if l.get("origin")), None)
+            self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "stft", side), out[-2000:])
+
+    def test_a_bag_of_embeddings_summed_pairs_float32_with_float64(self):
+        # embedding_bag's other outputs are its kernel's bookkeeping: float32's CPU sum path leaves
+        # offset2bag empty, float64's fills it. Judged, the correct float32 side was named (exit 2).
+        torch.manual_seed(0)
+        bag = torch.nn.EmbeddingBag(10, 4, mode="sum").eval()
+        idx, offsets = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9]), torch.tensor([0, 4])
+        call = lambda m, _: m(idx, offsets)  # noqa: E731
+        a = self.dump("bag-a", bag, idx, call=call)
+        code, out, _ = compare(a, self.dump("bag-b", bag, idx, torch.float64, call=call))
+        self.assertEqual(code, 0, out[-2000:])
+        bad = self.dump("bag-bad", bag, idx, torch.float64, call=call, below=PlantedFirstResult("embedding_bag"))
+        for first, second, side in ((a, bad, "B"), (bad, a, "A")):
+            code, out, report = compare(first, second)
+            origin = next((l for l in report["layers"] if l.get("origin")), None)
+            self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "embedding_bag", side), out[-2000:])
 
     def test_a_number_derived_from_finfo_pairs_as_its_derivation(self):
         # eps * 10 of each run's type is one call (it was another call, exit 2, at bfloat16); eps * 100
