@@ -1204,6 +1204,45 @@ std::vector<int64_t> fourier_dims(const std::string& name, const Args& args, int
   return dims;
 }
 
+// istft(self, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+// return_complex): each frame's inverse transform within the Fourier bound of its 2-norm (the
+// spectrum's by Parseval: over sqrt(n_fft) unless normalized, at most sqrt(2) times a half
+// spectrum's), windowed and added over the frames that cover a sample, over their window's
+// envelope: S is that sum of |window| times each frame's norm, over the envelope, plus |y|; K the
+// transform's and the overlap's terms.
+at::Tensor istft_sums(const Args& args, const std::vector<at::Tensor>& wide, const at::Tensor& y, int64_t& K) {
+  const std::string n_text = text_arg(args, 1, "n_fft");
+  if (!integral_text(n_text) || wide.empty() || !wide[0].is_complex() || wide[0].dim() < 2) throw Error("istft's n_fft or input is not recorded as one");
+  const int64_t n_fft = std::stoll(n_text);
+  const std::string win_text = text_arg(args, 3, "win_length"), hop_text = text_arg(args, 2, "hop_length");
+  const int64_t win_length = integral_text(win_text) ? std::stoll(win_text) : n_fft;
+  const int64_t hop = integral_text(hop_text) ? std::stoll(hop_text) : std::max<int64_t>(1, win_length / 4);
+  const at::Tensor spectra = wide[0].dim() == 2 ? wide[0].unsqueeze(0) : wide[0];  // (batch, frequencies, frames)
+  const std::string onesided_text = text_arg(args, 7, "onesided");
+  const bool onesided = onesided_text == "True" || ((onesided_text.empty() || onesided_text == "None") && spectra.size(1) != n_fft);
+  const bool normalized = text_arg(args, 6, "normalized") == "True", center = text_arg(args, 5, "center") != "False";
+  at::Tensor w = at::ones({win_length}, spectra.options().dtype(at::kDouble));
+  if (const auto given = tensor_arg(args, wide, 4, "window")) w = given->abs().to(at::kDouble);
+  if (w.size(0) < n_fft) w = at::constant_pad_nd(w, {(n_fft - w.size(0)) / 2, n_fft - w.size(0) - (n_fft - w.size(0)) / 2});
+  const at::Tensor norms = spectra.abs().pow(2).sum(1).sqrt() * (onesided ? std::sqrt(2.0) : 1.0) / (normalized ? 1.0 : std::sqrt(double(n_fft)));
+  const int64_t frames = spectra.size(2), total = n_fft + hop * (frames - 1);
+  at::Tensor spread = at::zeros({spectra.size(0), total}, norms.options()), envelope = at::zeros({total}, norms.options());
+  for (int64_t f = 0; f < frames; ++f) {
+    spread.narrow(1, f * hop, n_fft).add_(w.unsqueeze(0) * norms.narrow(1, f, 1));
+    envelope.narrow(0, f * hop, n_fft).add_(w * w);
+  }
+  const int64_t start = center ? n_fft / 2 : 0;
+  const std::string length = text_arg(args, 8, "length");
+  const int64_t end = integral_text(length) ? start + std::stoll(length) : center ? total - n_fft / 2 : total;
+  if (end > total) {  // istft pads with zeros past the frames: nothing there to bound
+    spread = at::constant_pad_nd(spread, {0, end - total});
+    envelope = at::constant_pad_nd(envelope, {0, end - total}, 1.0);
+  }
+  const at::Tensor S = spread.narrow(1, start, end - start) / envelope.narrow(0, start, end - start).clamp_min(1e-300);
+  K = 2 * int64_t(std::ceil(std::log2(double(std::max<int64_t>(2, n_fft))))) + 8 + (n_fft + hop - 1) / hop;
+  return S.reshape(y.sizes()) + y.abs();
+}
+
 }  // namespace
 
 TorchCallResult complex_torch_call(const std::string& op, const std::string& line, const std::vector<Tensor>& in,
@@ -1251,6 +1290,8 @@ TorchCallResult complex_torch_call(const std::string& op, const std::string& lin
         S = y.abs(), K = 4;
       } else if (bound == TorchBound::Sum && (y.is_complex() || y.is_floating_point()) && k < sums.size()) {
         S = sums[k].abs(), K = sum_terms(name, args, wide, y) + 2;
+      } else if (bound == TorchBound::Fourier && y.is_floating_point() && name == "istft") {
+        S = istft_sums(args, wide, y, K);
       } else if (bound == TorchBound::Fourier && (y.is_complex() || y.is_floating_point()) && (name == "stft" || y.dim() == wide.at(0).dim())) {
         // A fast transform of N points strays by a few times log2 N roundings of its output's
         // 2-norm (norm-wise, so in every bin: a bin's error is the spread of every term's

@@ -392,14 +392,17 @@ class PlantedFirstResult(zoo.TorchFunctionMode):
 
 
 class FrontEnd(torch.nn.Module):
-    """An audio front end: a learnt filter, then torch.stft with a Hann window of the run's type."""
+    """An audio front end: a learnt filter, torch.stft with a Hann window of the run's type, and the
+    signal back by torch.istft."""
 
     def __init__(self):
         super().__init__()
         self.a = torch.nn.Linear(64, 64)
 
     def forward(self, x):
-        return torch.stft(self.a(x).reshape(-1), 32, hop_length=8, window=torch.hann_window(32, dtype=x.dtype), return_complex=True)
+        window = torch.hann_window(32, dtype=x.dtype)
+        spectrum = torch.stft(self.a(x).reshape(-1), 32, hop_length=8, window=window, return_complex=True)
+        return spectrum, torch.istft(spectrum * 0.5, 32, hop_length=8, window=window)
 
 
 class RootGuard(torch.nn.Module):
@@ -580,17 +583,18 @@ class Hazards(InTempFolder):
             self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "fft_rfft", side), out[-2000:])
 
     def test_a_wrong_frame_of_a_short_time_fourier_transform_is_named(self):
-        # torch.stft had no row: a wrong value in it was named nowhere.
+        # torch.stft and torch.istft had no row: a wrong value in them was named nowhere.
         torch.manual_seed(0)
         net, x = FrontEnd().eval(), torch.randn(16, 64, generator=torch.Generator().manual_seed(1))
         a = self.dump("stft-a", net, x)
         code, out, _ = compare(a, self.dump("stft-b", net, x, torch.float64))
         self.assertEqual(code, 0, out[-2000:])
-        bad = self.dump("stft-bad", net, x, torch.float64, below=PlantedComplex("stft"))
-        for first, second, side in ((a, bad, "B"), (bad, a, "A")):
-            code, out, report = compare(first, second)
-            origin = next((l for l in report["layers"] if l.get("origin")), None)
-            self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "stft", side), out[-2000:])
+        for layer, planted in (("stft", PlantedComplex("stft")), ("istft", PlantedFirstResult("istft"))):
+            bad = self.dump(f"{layer}-bad", net, x, torch.float64, below=planted)
+            for first, second, side in ((a, bad, "B"), (bad, a, "A")):
+                code, out, report = compare(first, second)
+                origin = next((l for l in report["layers"] if l.get("origin")), None)
+                self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, layer, side), out[-2000:])
 
     def test_a_bag_of_embeddings_summed_pairs_float32_with_float64(self):
         # embedding_bag's other outputs are its kernel's bookkeeping: float32's CPU sum path leaves
