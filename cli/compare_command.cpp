@@ -73,6 +73,18 @@ Precision recorded_precision(const Dump& d) {
   }
 }
 
+// Whether a dump holds a float64 tensor (a float64 run written as it ran).
+bool holds_float64(const Dump& d) {
+  for (const DumpLayer& l : d.layers) {
+    for (const std::vector<DumpTensorInfo>* list : {&l.inputs, &l.outputs}) {
+      for (const DumpTensorInfo& t : *list) {
+        if (t.dtype == "float64") return true;
+      }
+    }
+  }
+  return false;
+}
+
 // --precision auto (the default): the coarser of what the two runs recorded, so that a CPU run
 // against a CUDA run with PyTorch's default TF32 convolutions, or against a half-precision run,
 // is judged at the precision that run computed in. Returns the header's text for it.
@@ -87,6 +99,8 @@ std::string settle_precision(const Options& o, const Dump& a, const Dump& b, Com
     run->cpu = d->device == "cpu";
     const auto autocast = d->run.find("autocast");
     run->autocast = autocast != d->run.end() && autocast->second.find("cpu:") != std::string::npos;
+    const auto params = d->run.find("param_dtypes");
+    run->wider = params != d->run.end() && params->second.find("float64") != std::string::npos && !holds_float64(*d);
   }
   const std::string name = precision_profile(p).name;
   if (pa == Precision::Fp32 && pb == Precision::Fp32) return name;

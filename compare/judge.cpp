@@ -250,9 +250,15 @@ class LayerJudge {
                   std::any_of(side.outputs.begin(), side.outputs.end(), [](const Tensor& t) { return t.dtype() == DType::Float16; });
     if (!run.precision) return how;
     how.profile = coarsened(*run.precision, k == 0 ? call_a_ : call_b_, side);
+    // A call of a half model whose outputs the run held in float32 (no cast_from: a `.float()`
+    // island) computed in float32: judged at float32, or a float32 kernel 2% off passes as
+    // bfloat16's rounding. Not under autocast, whose composite calls (a GRU cell) run their
+    // products in the half type inside and may return float32.
+    if (is_half(how.profile) && !run.autocast && float32_outputs(k == 0 ? call_a_ : call_b_, side)) how.profile = Precision::Fp32;
     how.exact_inputs = run.cpu && is_half(how.profile);
     how.strided_inputs = side.strided_inputs, how.first_input_rank = side.first_input_rank;
     how.float16 = how.float16 || *run.precision == Precision::Fp16;
+    how.inputs_rounded = run.wider;
     // Under autocast, or where the side's outputs say its kernel computed in a half type while the
     // run's own is float32 (autocast entered inside forward), autocast's calls round their inputs
     // first; a half model's inputs are rounded already, so rounding them again changes nothing.
@@ -260,6 +266,19 @@ class LayerJudge {
       how.autocast_to = how.profile == Precision::Fp16 ? HalfType::Fp16 : HalfType::Bf16;
     }
     return how;
+  }
+
+  // Whether every float output of the side is float32 as the run held it (none held narrower and
+  // written wider, none of a half call's line), and there is one.
+  static bool float32_outputs(const ReadCall& read, const LayerSide& s) {
+    if ((read.call && read.call->half() != HalfType::None) || s.computed_in != Precision::Fp32) return false;
+    bool any = false;
+    for (const Tensor& t : s.outputs) {
+      if (!is_floating(t.dtype())) continue;
+      if (t.dtype() != DType::Float32) return false;
+      any = true;
+    }
+    return any;
   }
 
   // `p` made coarser by a side's own call and outputs: a half-precision call (precision=fp16|bf16

@@ -41,6 +41,7 @@ struct SideRun {
   std::optional<Precision> precision;  // the run's own precision; none: JudgeOptions::precision
   bool cpu = false;                    // it ran on the CPU
   bool autocast = false;               // under autocast on that device (its reduced-precision ops cast their inputs)
+  bool wider = false;  // it computed in float64 and its dump holds float32: its recorded inputs are its own, rounded
 };
 
 struct JudgeOptions {

@@ -84,7 +84,7 @@ bool fp32_sum(const ReadCall& read, const SideJudging& how) {
 
 LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const SideJudging& how, const ReadCall& read)
     : name_(name), o_(o), read_(read), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None),
-      float16_(how.float16) {
+      float16_(how.float16), inputs_rounded_(how.inputs_rounded) {
   if (how.exact_inputs && fp32_sum(read, how)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
   // No kernel of it rounds its inputs first, in any precision (an FFT: cuFFT's half transforms
   // take half inputs): its terms are the inputs as recorded.
@@ -300,13 +300,17 @@ SideCheck LocalCheck::torch_call_check(const LayerSide& s, const ReadCall& read,
 // are checked against the side's own input and values instead (the values are judged as any
 // output): why they are wrong, or "" with `checked` set when they are right.
 std::string LocalCheck::tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,
-                                const std::vector<Tensor>& judged, bool& checked) {
+                                const std::vector<Tensor>& judged, bool& checked) const {
   const TorchCall* call = torch_call(read.op);
   if (judged.empty() || judged.size() > 2 || !call || !call->tied) return "";
   std::vector<Tensor> own;
   for (size_t k = 0; k < judged.size(); ++k) own.push_back(whole_output(s, k));
+  // A stable sort orders ties by index; where the recorded inputs are the side's own rounded (a
+  // float64 run written as float32), values it told apart may tie here.
+  std::string line = s.line;
+  if (const size_t at = line.find(" stable=True"); inputs_rounded_ && at != std::string::npos) line.erase(at, 12);
   try {
-    const std::string why = aten_plugin().tied_indices(s.line, inputs, own);
+    const std::string why = aten_plugin().tied_indices(line, inputs, own);
     checked = why.empty();
     return why;
   } catch (const Error&) {
@@ -330,6 +334,12 @@ TensorDiff LocalCheck::against_torch(const LayerSide& s, const ReadCall& read, s
   const bool streamed = is_stored(s, k) && is_floating(expected.dtype()) && expected.dtype() == listed.dtype() && expected.shape() == listed.shape();
   const Comparable p = streamed ? Comparable{expected, expected, expected.dtype()} : comparable(expected, whole_output(s, k));
   Tolerance tol = layer_tolerance(o_, profile_, name_, read.op, nullptr, k, p.dtype, inputs);
+  // A selection's values (sort's, topk's, median's, cummax's: the outputs before its indices) are
+  // elements of the side's own input: the judge's, bit for bit.
+  if (const TorchCall* t = torch_call(read.op); t && t->tied && k + 1 < judged.outputs.size()) {
+    return streamed ? stream_pair(expected.dtype(), expected.shape(), Tolerance{}, {}, PieceSource{nullptr, &expected}, PieceSource{&s.stored[k], nullptr}).diff
+                    : compare_tensors(p.x, p.y, Tolerance{});
+  }
   if (k < judged.bound_sums.size() && judged.bound_sums[k].defined() && judged.bound_sums[k].numel() == p.x.numel()) {
     const auto sums = std::make_shared<const Tensor>(judged.bound_sums[k]);
     const double scale = dot_product_bound_scale(judged.bound_terms[k], profile_, u_sum_) + steps_u_;

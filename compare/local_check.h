@@ -37,12 +37,13 @@ struct SideJudging {
   bool exact_inputs = false;
   HalfType autocast_to = HalfType::None;
   bool float16 = false;  // the side ran in float16 (its run, its outputs, or what it held them in)
+  bool inputs_rounded = false;  // its recorded inputs are its own rounded (SideRun::wider): ties there may not be its
   // LayerSide's layout of the inputs: a bias_after call sums exactly only on some (fp32_sum below).
   bool strided_inputs = false;
   size_t first_input_rank = 0;
   bool operator==(const SideJudging& o) const {
     return profile == o.profile && exact_inputs == o.exact_inputs && autocast_to == o.autocast_to && strided_inputs == o.strided_inputs &&
-           first_input_rank == o.first_input_rank && float16 == o.float16;
+           first_input_rank == o.first_input_rank && float16 == o.float16 && inputs_rounded == o.inputs_rounded;
   }
 };
 
@@ -73,8 +74,8 @@ class LocalCheck {
   std::string overflow_note(const TensorDiff& d) const;
   SideCheck torch_call_check(const LayerSide& s, const ReadCall& read, const char* s_label, const std::vector<Tensor>& inputs,
                              std::optional<TorchCallResult>& judged, const std::string& unchecked) const;
-  static std::string tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,
-                                  const std::vector<Tensor>& judged, bool& checked);
+  std::string tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,
+                           const std::vector<Tensor>& judged, bool& checked) const;
   TensorDiff against_torch(const LayerSide& s, const ReadCall& read, size_t k, const TorchCallResult& judged,
                            const std::vector<Tensor>& inputs) const;
 
@@ -84,6 +85,7 @@ class LocalCheck {
   PrecisionProfile profile_;
   HalfType autocast_to_;
   bool float16_;
+  bool inputs_rounded_;
   double u_sum_ = 0x1p-24;  // what a sum's partial sums are rounded to (half_sum: the side's type)
   double sample_unit_ = 0;  // what an interpolation's sample positions are rounded to (half_weights)
   double steps_u_ = 0;      // a normalisation's steps rounded in the type (half_steps), times S

@@ -17,7 +17,8 @@ TorchBound bound_of(const std::string& word, const std::string& row) {
       {"-", TorchBound::None},         {"exact", TorchBound::Exact},          {"rounded", TorchBound::Rounded},
       {"sum", TorchBound::Sum},        {"softmax", TorchBound::Softmax},      {"log_softmax", TorchBound::LogSoftmax},
       {"logsumexp", TorchBound::LogSumExp}, {"cosine", TorchBound::Cosine},  {"layer_norm", TorchBound::LayerNorm},
-      {"group_norm", TorchBound::GroupNorm}, {"input_and_output", TorchBound::InputAndOutput}, {"positive", TorchBound::Positive},
+      {"group_norm", TorchBound::GroupNorm}, {"input_and_output", TorchBound::InputAndOutput},
+      {"one_and_output", TorchBound::OneAndOutput}, {"positive", TorchBound::Positive},
       {"log_loss", TorchBound::LogLoss}, {"window", TorchBound::Window}, {"steps", TorchBound::Steps},
       {"moments", TorchBound::Moments}, {"attention", TorchBound::Attention}, {"rms_norm", TorchBound::RmsNorm}, {"fourier", TorchBound::Fourier}};
   const auto it = m.find(word);

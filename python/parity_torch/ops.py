@@ -150,8 +150,9 @@ def nonzero(x, as_tuple=False):
     return Known("nonzero", [f"x={shape_text(x)}", dtype_field], [("x", x)])
 
 
-def argsort(x, dim=-1, descending=False):
-    if not (torch.is_tensor(x) and x.dim() == 1 and _dt(x) == torch.float32 and dim in (0, -1)):
+def argsort(x, dim=-1, descending=False, stable=False):
+    # parity's argsort takes ties in any order: a stable one is a torch call, its order checked.
+    if stable or not (torch.is_tensor(x) and x.dim() == 1 and _dt(x) == torch.float32 and dim in (0, -1)):
         return None
     return Known("argsort", [f"x={shape_text(x)}", "descending" if descending else ""], [("x", x)])
 
@@ -236,7 +237,7 @@ def known_function(name, args, kwargs, in_place=False):
         if name == "nonzero":
             return nonzero(a(0, "input"), kwargs.get("as_tuple", False))
         if name == "argsort":
-            return argsort(a(0, "input"), a(1, "dim", -1), a(2, "descending", False))
+            return argsort(a(0, "input"), a(1, "dim", -1), a(2, "descending", False), kwargs.get("stable", False))
         if name == "max" and (len(args) > 1 or "dim" in kwargs):
             return max_dim(a(0, "input"), a(1, "dim"), a(2, "keepdim", False))
         if name == "__getitem__":

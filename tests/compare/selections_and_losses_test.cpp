@@ -44,6 +44,11 @@ TEST(TiedIndices, ArgsortAcceptsEitherOrderOfTiesAndNothingElse) {
   // stable: ties in the order of their indices only.
   EXPECT_EQ(tied(line + " stable=True", x, {longs({4}, {1, 2, 3, 0})}), "");
   EXPECT_NE(tied(line + " stable=True", x, {longs({4}, {2, 1, 3, 0})}), "");
+  // sort(stable=True): its values and indices, ties in index order only.
+  const Tensor sorted = floats({4}, {1, 1, 2, 3});
+  EXPECT_EQ(tied("torch.sort in0=4 stable=True", x, {sorted, longs({4}, {1, 2, 3, 0})}), "");
+  EXPECT_NE(tied("torch.sort in0=4 stable=True", x, {sorted, longs({4}, {2, 1, 3, 0})}), "");
+  EXPECT_EQ(tied("torch.sort in0=4", x, {sorted, longs({4}, {2, 1, 3, 0})}), "");
   // Descending, NaN above every number.
   const Tensor n = floats({3}, {2, NAN, 5});
   EXPECT_EQ(tied("torch.argsort in0=3 arg1=0 descending=True", n, {longs({3}, {1, 2, 0})}), "");
@@ -121,6 +126,18 @@ TEST(TorchCallBounds, LossesByTheirReductionsName) {
     if (pi > 0) sum += pi * (std::log(pi) - xi);
   }
   EXPECT_NEAR(kl.outputs[0].data<float>()[0], sum / 2, 1e-6);
+}
+
+// sinc far from 0 (x = 3000.25): its sin(pi x) is off by a rounding of pi x, over pi x, about one
+// rounding absolute: S = 1 + |y|, not |x| + |y| (which passed a 5% error there); lgamma and digamma alike.
+TEST(TorchCallBounds, MapsNearTheirZerosAreBoundedByOnePlusTheirOutput) {
+  const Tensor x = floats({3}, {3000.25f, 0.5f, 1.0f});
+  for (const char* op : {"torch.sinc", "torch.lgamma", "torch.digamma"}) {
+    const TorchCallResult r = aten_plugin().torch_call(std::string(op) + " in0=3", {x});
+    ASSERT_EQ(r.bound_sums.size(), 1u) << op;
+    EXPECT_EQ(r.bound_terms[0], 4) << op;
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(r.bound_sums[0].data<double>()[i], 1.0 + std::fabs(r.outputs[0].data<float>()[i]), 1e-6 * r.bound_sums[0].data<double>()[i]) << op << " " << i;
+  }
 }
 
 // rfft of 4 rows of 64 points, one row scaled 1000 times: the DFT written out here in float64. Each

@@ -405,6 +405,50 @@ class FrontEnd(torch.nn.Module):
         return spectrum, torch.istft(spectrum * 0.5, 32, hop_length=8, window=window)
 
 
+class Tampered(zoo.TorchFunctionMode):
+    """The first call `name`'s kernel returning `fix(result, args)` instead of its result."""
+
+    def __init__(self, name, fix):
+        super().__init__()
+        self.name, self.fix, self.done = name, fix, False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if not self.done and getattr(func, "__name__", "") == self.name:
+            self.done = True
+            with torch._C.DisableTorchFunction():
+                result = self.fix(result, args)
+        return result
+
+
+def swap_first_tie(values, indices):
+    """Two tied values' indices swapped along the last dim (a sort that is not stable)."""
+    v, i = values.reshape(-1, values.shape[-1]), indices.reshape(-1, indices.shape[-1]).clone()
+    for r in range(v.shape[0]):
+        for c in range(v.shape[1] - 1):
+            if v[r, c] == v[r, c + 1]:
+                i[r, c], i[r, c + 1] = i[r, c + 1].clone(), i[r, c].clone()
+                return i.reshape(indices.shape)
+    raise AssertionError("no tie to swap")
+
+
+class Selections(torch.nn.Module):
+    """Stable sorts of values rounded to quarters (ties), the rows' medians, a float32 product
+    inside a bfloat16 model (`.float()` before cdist, as torch 1.13's CPU wants), and a stable sort
+    of values a float64 run tells apart that tie once written as float32."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        q = (self.a(x) * 4).round() / 4
+        s = torch.sort(q, stable=True)
+        near_one = self.a(x).flatten() * 1e-8 + 1  # apart in float64, tied once written as float32
+        return (s.values, s.indices, torch.argsort(q[0], stable=True), torch.median(q, -1).values,
+                torch.cdist(q.float(), q.float() + 1), torch.argsort(near_one, stable=True))
+
+
 class RootGuard(torch.nn.Module):
     """A root guarded by its type's eps times `factor` (a number derived from finfo)."""
 
@@ -595,6 +639,30 @@ class Hazards(InTempFolder):
                 code, out, report = compare(first, second)
                 origin = next((l for l in report["layers"] if l.get("origin")), None)
                 self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, layer, side), out[-2000:])
+
+    def test_selections_are_checked_as_their_calls_promise(self):
+        # A stable sort's swapped ties passed (the order was checked for argsort only; a 1-D float32
+        # argsort was recorded as parity's own op, stable dropped); a median's value off to a
+        # neighbouring element passed within the type's tolerance; a float32 product 2% off inside a
+        # bfloat16 model passed at bfloat16's tolerance. A float64 run's stable argsort, whose values
+        # tie only once written as float32, was named.
+        torch.manual_seed(0)
+        net, x = Selections().eval(), torch.randn(6, 8, generator=torch.Generator().manual_seed(1))
+        a = self.dump("sel-a", net, x)
+        code, out, _ = compare(a, self.dump("sel-b", net, x, torch.float64))
+        self.assertEqual(code, 0, out[-2000:])
+        bf16 = self.dump("sel-bf16", net, x, torch.bfloat16)
+        code, out, _ = compare(a, bf16)
+        self.assertEqual(code, 0, out[-2000:])
+        neighbour = lambda r, _: type(r)((r.values + torch.where(r.values == r.values.max(), -1, 1) * 0.25, r.indices))  # noqa: E731
+        for layer, name, fix in (("sort", "sort", lambda r, _: type(r)((r.values, swap_first_tie(r.values, r.indices)))),
+                                 ("argsort", "argsort", lambda r, args: swap_first_tie(args[0].gather(-1, r), r)),
+                                 ("median", "median", neighbour),
+                                 ("cdist", "cdist", lambda r, _: r * 1.02)):
+            bad = self.dump(f"sel-bad-{layer}", net, x, torch.bfloat16, below=Tampered(name, fix))
+            code, out, report = compare(bf16, bad)
+            origin = next((l for l in report["layers"] if l.get("origin")), None)
+            self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, layer, "B"), out[-2000:])
 
     def test_a_bag_of_embeddings_summed_pairs_float32_with_float64(self):
         # embedding_bag's other outputs are its kernel's bookkeeping: float32's CPU sum path leaves
