@@ -269,9 +269,11 @@ class LayerJudge {
   }
 
   // Whether every float output of the side is float32 as the run held it (none held narrower and
-  // written wider, none of a half call's line), and there is one.
+  // written wider, none of a half call's line), and there is one, computed from inputs no producer
+  // held in a half type.
   static bool float32_outputs(const ReadCall& read, const LayerSide& s) {
-    if ((read.call && read.call->half() != HalfType::None) || s.computed_in != Precision::Fp32) return false;
+    // Half inputs into a float32 output (`torch.mul(a, b, out=buf)`): the kernel computed in the half type.
+    if ((read.call && read.call->half() != HalfType::None) || s.computed_in != Precision::Fp32 || s.half_inputs) return false;
     bool any = false;
     for (const Tensor& t : s.outputs) {
       if (!is_floating(t.dtype())) continue;

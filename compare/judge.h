@@ -103,6 +103,7 @@ struct LayerSide {
   // What its kernel computed in, where its outputs were held narrower than written (cast_from):
   // a float32 model's bfloat16 block is judged at bf16 on that side.
   Precision computed_in = Precision::Fp32;
+  bool half_inputs = false;  // an input its producer held in a half type (or one held so here)
   // The judge's outputs for this call on these inputs when the caller already has them (replay
   // with A = the judge backend); they are not computed again.
   std::optional<std::vector<Tensor>> judged;

@@ -163,14 +163,15 @@ std::string dtype_identity(const std::string& value) {
 // Only the constants of the floating types the run itself used count (`types`: float16, bfloat16,
 // float32, float64, FloatTypes' bits): a model that swaps one constant for another type's is
 // another model.
-// A floating type's constants as torch.finfo gives them, per finfo_identity's bits.
+// A floating type's constants as torch.finfo gives them, per finfo_identity's bits (not its
+// resolution, 1e-6 for float32: a literal many models write).
 struct FinfoConstants {
-  double max, eps, tiny, resolution;
+  double max, eps, tiny;
 };
-const FinfoConstants kFinfo[] = {{65504.0, 0x1p-10, 0x1p-14, 1e-3},
-                                 {0x1.fep127, 0x1p-7, 0x1p-126, 1e-2},
-                                 {double(std::numeric_limits<float>::max()), 0x1p-23, 0x1p-126, 1e-6},
-                                 {std::numeric_limits<double>::max(), 0x1p-52, 0x1p-1022, 1e-15}};
+const FinfoConstants kFinfo[] = {{65504.0, 0x1p-10, 0x1p-14},
+                                 {0x1.fep127, 0x1p-7, 0x1p-126},
+                                 {double(std::numeric_limits<float>::max()), 0x1p-23, 0x1p-126},
+                                 {std::numeric_limits<double>::max(), 0x1p-52, 0x1p-1022}};
 
 bool close(double x, double y) { return std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)); }
 
@@ -196,9 +197,10 @@ bool same_finfo_derivation(double a, unsigned types_a, double b, unsigned types_
     for (unsigned kb = 0; kb < 4; ++kb) {
       if (ka == kb || !(types_a & (1u << ka)) || !(types_b & (1u << kb))) continue;
       const FinfoConstants &ta = kFinfo[ka], &tb = kFinfo[kb];
-      for (const auto member : {&FinfoConstants::max, &FinfoConstants::eps, &FinfoConstants::tiny, &FinfoConstants::resolution}) {
+      for (const auto member : {&FinfoConstants::max, &FinfoConstants::eps, &FinfoConstants::tiny}) {
         const double ca = ta.*member, cb = tb.*member;
         if (close(a / ca, b / cb)) return true;  // eps * 10, min / 2
+        if (a != 1 && b != 1 && close((a - 1) / ca, (b - 1) / cb)) return true;  // 1 - eps, 1 + eps * 4
         // eps ** 0.5, 1 / eps: the same power of each (both of one sign, neither 1)
         if ((a > 0) == (b > 0) && std::fabs(a) != 1 && close(std::log(std::fabs(a)) / std::log(ca), std::log(std::fabs(b)) / std::log(cb))) {
           return true;

@@ -47,8 +47,9 @@ DumpPair pair_dumps(const Dump& a, const Dump& b);
 bool same_fields(const std::string& ca, const std::string& cb);
 // Two numbers in one call's lines that are the same function of a floating type's constant,
 // each of a type its own run used (`types_a`, `types_b`: float16 1, bfloat16 2, float32 4, float64
-// 8): the same multiple or power of finfo(dtype).eps, tiny, max or resolution (`eps * 10`,
-// `min / 2`, `eps ** 0.5`), as code that derives a guard or a mask from its run's type gives.
+// 8): the same multiple or power of finfo(dtype).eps, tiny or max, or 1 plus such a multiple
+// (`eps * 10`, `min / 2`, `eps ** 0.5`, `1 - eps`), as code that derives a guard or a mask from its
+// run's type gives.
 bool same_finfo_derivation(double a, unsigned types_a, double b, unsigned types_b);
 // The floating types a dump's run used, as same_finfo_derivation's bits.
 unsigned float_types(const Dump& d);

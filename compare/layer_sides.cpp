@@ -21,10 +21,26 @@ bool takes_no_tensor(const DumpLayer& l) {
 
 // What the recording says of how a side's kernel ran: its inputs' layout, the type it computed in
 // (LayerSide).
-void note_layout(const DumpLayer& l, LayerSide& s) {
+void note_layout(const Dump& d, const DumpLayer& l, LayerSide& s) {
   s.strided_inputs = std::any_of(l.inputs.begin(), l.inputs.end(), [](const DumpTensorInfo& t) { return t.strided; });
   s.first_input_rank = l.inputs.empty() ? 0 : l.inputs[0].shape.size();
   s.computed_in = computed_in(l);
+  // An input whose producer held it in a half type (cast_from), or that is one, unless a cast
+  // between them made it another type (`q.float()`: the kernel took float32).
+  for (const DumpTensorInfo& t : l.inputs) {
+    if (t.dtype == "float16" || t.dtype == "bfloat16") s.half_inputs = true;
+    std::string cast;
+    for (const ViaStep& step : t.via) cast = step.cast.empty() ? cast : step.cast;
+    if (!cast.empty()) {
+      if (cast == "float16" || cast == "bfloat16") s.half_inputs = true;
+      continue;
+    }
+    if (t.source_layer < 0 || size_t(t.source_layer) >= d.layers.size()) continue;
+    const std::string role = t.source.substr(t.source.rfind(':') + 1);
+    for (const DumpTensorInfo& o : d.layers[size_t(t.source_layer)].outputs) {
+      if (o.role == role && !o.cast_from.empty()) s.half_inputs = true;
+    }
+  }
 }
 
 }  // namespace
@@ -41,7 +57,7 @@ Precision computed_in(const DumpLayer& l) {
 LayerSide layer_side(const Dump& d, const DumpLayer& l) {
   LayerSide s;
   s.line = l.line, s.call = l.call;
-  note_layout(l, s);
+  note_layout(d, l, s);
   for (const DumpTensorInfo& t : l.outputs) {
     s.roles.push_back(t.role);
     s.outputs.push_back(d.load(t));
@@ -130,7 +146,7 @@ void add_output(const Dump& d, const DumpTensorInfo& t, size_t k, Reading how, c
 // per page), their bytes checked once the pass is over (Dump::check_owed); a local check runs
 // the judge over all of them, read whole.
 void add_inputs(const Dump& d, const DumpLayer& l, bool stream, LayerSide& side) {
-  note_layout(l, side);
+  note_layout(d, l, side);
   if (l.inputs.empty() && !takes_no_tensor(l)) return;
   side.inputs = [&d, &l, stream] {
     std::vector<Tensor> in;

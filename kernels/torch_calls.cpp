@@ -19,7 +19,7 @@ TorchBound bound_of(const std::string& word, const std::string& row) {
       {"logsumexp", TorchBound::LogSumExp}, {"cosine", TorchBound::Cosine},  {"layer_norm", TorchBound::LayerNorm},
       {"group_norm", TorchBound::GroupNorm}, {"input_and_output", TorchBound::InputAndOutput},
       {"one_and_output", TorchBound::OneAndOutput}, {"positive", TorchBound::Positive},
-      {"log_loss", TorchBound::LogLoss}, {"window", TorchBound::Window}, {"steps", TorchBound::Steps},
+      {"log_loss", TorchBound::LogLoss}, {"window", TorchBound::Window}, {"loss_terms", TorchBound::LossTerms}, {"steps", TorchBound::Steps},
       {"moments", TorchBound::Moments}, {"attention", TorchBound::Attention}, {"rms_norm", TorchBound::RmsNorm}, {"fourier", TorchBound::Fourier}};
   const auto it = m.find(word);
   if (it == m.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown bound \"" + word + "\"");

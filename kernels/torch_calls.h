@@ -7,7 +7,7 @@
 
 namespace parity {
 
-enum class TorchBound { None, Exact, Rounded, Sum, Softmax, LogSoftmax, LogSumExp, Cosine, LayerNorm, GroupNorm, InputAndOutput, OneAndOutput, Positive, LogLoss, Window, Steps, Moments, Attention, RmsNorm, Fourier };
+enum class TorchBound { None, Exact, Rounded, Sum, Softmax, LogSoftmax, LogSumExp, Cosine, LayerNorm, GroupNorm, InputAndOutput, OneAndOutput, Positive, LogLoss, LossTerms, Window, Steps, Moments, Attention, RmsNorm, Fourier };
 
 struct TorchCall {
   std::string name;   // as Python gives it

@@ -406,6 +406,19 @@ at::Tensor sampling_position_allowance(const std::string& line, const std::vecto
 
 }  // namespace
 
+namespace {
+
+// Every element a whole number no float type rounds (|v| <= 2^24), and not one of the grid or boxes
+// a sampling call takes (those go through the kernel's own roundings).
+bool whole_numbers(const parity::Tensor& t) {
+  return parity::aten_call("whole numbers", [&] {
+    const at::Tensor x = parity::to_aten(t);
+    return x.numel() > 0 && (x == x.round()).all().item<bool>() && x.abs().le(16777216.0).all().item<bool>();
+  });
+}
+
+}  // namespace
+
 std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     const std::string& line, const std::vector<parity::Tensor>& in, const std::vector<parity::Tensor>& base_outputs, double sample_unit) {
   using namespace parity;
@@ -419,6 +432,10 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
   const bool samples = call && call->samples;
   for (size_t k = 0; k < in.size(); ++k) {
     if (in[k].dtype() != DType::Float32 && in[k].dtype() != DType::Float64) continue;
+    // A float input of whole numbers (a loss's ±1 or 0/1 targets, a mask) was rounded by no run
+    // that wrote it; nudged, a label compared with 1 moves the result by anything (and passed a
+    // wrong hinge loss).
+    if (whole_numbers(in[k])) continue;
     const double units = samples && k == 1 ? 8 : 1;
     // Input k one unit up, and where that leaves the function's domain (erfinv at the largest
     // float below 1: 1 gives inf), one unit down.

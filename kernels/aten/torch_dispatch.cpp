@@ -609,6 +609,59 @@ at::Tensor positive_sums(const std::string& name, const Args& args, const std::v
   return at::minimum(Q / y.abs().clamp_min(1e-300), (Q / unit).sqrt());
 }
 
+// The margin and ranking losses (LossTerms): each term a clamp or a log of a few operands' sum,
+// within a few roundings of their sizes, reduced as the call reduces: S is that reduction of the
+// sizes, plus |y|. margin_ranking max(0, -t (x1 - x2) + m): |x1| + |x2| + |m|; hinge_embedding x
+// or max(0, m - x): |x| + |m|; soft_margin log(1 + exp(-t x)): |t x| + 1; cosine_embedding 1 - cos
+// or max(0, cos - m), cos over D: 1 + |m|; triplet_margin max(d(a, p) - d(a, n) + m, 0), each d
+// within D roundings of itself: d(a, p) + d(a, n) (+ d(p, n) with swap) + |m|; poisson_nll
+// exp(x) - t x (log_input) or x - t log(x + eps): exp(x) + |t x| or |x| + |t log(x + eps)|, plus
+// Stirling's term where full; multi_margin's mean over C classes of max(0, m - x_y + x_i)^p:
+// (|m| + |x_y| + |x_i|)^p over C, times the class's weight. K: the terms summed, the dims reduced.
+at::Tensor loss_term_sums(const std::string& name, const Args& args, const std::string& reduction, const std::vector<at::Tensor>& t,
+                          const at::Tensor& y, int64_t& K) {
+  const at::Tensor& x = t.at(0);
+  const auto number = [&](size_t pos, const char* key, double fallback) { return python_number(text_arg(args, pos, key)).value_or(fallback); };
+  at::Tensor terms;
+  int64_t D = 1;
+  if (name == "margin_ranking_loss" && t.size() >= 2) {
+    terms = x.abs() + t[1].abs() + std::fabs(number(3, "margin", 0));
+  } else if (name == "hinge_embedding_loss") {
+    terms = x.abs() + std::fabs(number(2, "margin", 1));
+  } else if (name == "soft_margin_loss" && t.size() >= 2) {
+    terms = (x * t[1]).abs() + 1;
+  } else if (name == "cosine_embedding_loss" && t.size() >= 2) {
+    D = x.dim() > 0 ? x.size(-1) : 1;
+    terms = at::ones(x.dim() > 1 ? x.sizes().slice(0, x.dim() - 1) : at::IntArrayRef{}, x.options()) * (1 + std::fabs(number(3, "margin", 0)));
+  } else if (name == "triplet_margin_loss" && t.size() >= 3) {
+    D = x.dim() > 0 ? x.size(-1) : 1;
+    const double p = number(4, "p", 2), eps = number(5, "eps", 1e-6);
+    terms = at::pairwise_distance(x, t[1], p, eps) + at::pairwise_distance(x, t[2], p, eps) + std::fabs(number(3, "margin", 1));
+    if (text_arg(args, 6, "swap") == "True") terms = terms + at::pairwise_distance(t[1], t[2], p, eps);
+  } else if (name == "poisson_nll_loss" && t.size() >= 2) {
+    const bool log_input = text_arg(args, 2, "log_input") != "False";
+    terms = log_input ? x.exp() + (t[1] * x).abs() : x.abs() + (t[1] * (x + number(4, "eps", 1e-8)).log()).abs();
+    if (text_arg(args, 3, "full") == "True") terms = terms + (t[1] * t[1].clamp_min(1).log()).abs() + t[1].abs() + 0.5 * (2 * M_PI * t[1].clamp_min(1)).log();
+  } else if (name == "multi_margin_loss" && t.size() >= 2 && x.dim() >= 1) {
+    D = x.size(-1);
+    const double p = number(2, "p", 1), m = std::fabs(number(3, "margin", 1));
+    const at::Tensor rows = x.dim() == 1 ? x.unsqueeze(0) : x;
+    const at::Tensor picked = rows.gather(1, t[1].reshape({-1, 1}).to(at::kLong)).abs();
+    at::Tensor each = (m + picked + rows.abs()).pow(p);
+    if (const auto w = tensor_arg(args, t, 4, "weight")) each = each * w->abs().index_select(0, t[1].reshape({-1}).to(at::kLong)).unsqueeze(1);
+    terms = each.sum(1) / double(D);
+    if (x.dim() == 1) terms = terms.squeeze(0);
+  } else {
+    throw Error(name + ": its operands are not recorded as its bound needs");
+  }
+  const bool none = reduction == "'none'";
+  K = (none ? 1 : std::max<int64_t>(1, terms.numel())) + D + 6;
+  if (none) return terms.expand_as(y) + y.abs();
+  at::Tensor total = terms.sum();
+  if (reduction != "'sum'") total = total / double(std::max<int64_t>(1, terms.numel()));
+  return total.expand_as(y) + y.abs();
+}
+
 // Cross entropy and its binary and KL forms (LogLoss): a mean or sum of N terms of one sign, each
 // a log's result within a few roundings of itself and of 1 (a log of a rounded argument strays by
 // a rounding absolute). cross_entropy's term is log_softmax over C classes: K = C + N + 4.
@@ -1152,6 +1205,8 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           S = positive_sums(name, args, wide, y, K);
         } else if (bound == TorchBound::LogLoss) {
           S = log_loss_sums(name, args, reduction, wide, y, K);
+        } else if (bound == TorchBound::LossTerms) {
+          S = loss_term_sums(name, args, reduction, wide, y, K);
         } else if (bound == TorchBound::OneAndOutput) {
           // Near a zero of its own (logit at 1/2, lgamma at 1 and 2, digamma's, sinc's at the
           // integers) a correct kernel strays by a few roundings of its terms, of size 1.

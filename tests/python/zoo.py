@@ -680,9 +680,11 @@ class SelectionsAndLosses(torch.nn.Module):
     products (prod, cumprod, cross, kron, addbmm, addr), maps near a zero of theirs (logit, lgamma,
     digamma, sinc, softshrink), rrelu in eval, tests and counts (isnan, any, count_nonzero,
     searchsorted), scatter_reduce by each reduction, embedding_bag, distances (cdist by matrix
-    products, dist, pairwise_distance, renorm), stft and a window in the run's type, and the losses (l1, mse, smooth l1, huber, cross
-    entropy, nll, binary cross entropy with and without logits, kl_div). torch 1.13's CPU has no
-    bfloat16 prod, cdist, mse_loss, embedding_bag or binary_cross_entropy: those run in float32."""
+    products, dist, pairwise_distance, renorm), stft and a window in the run's type, and the losses
+    (l1, mse, smooth l1, huber, cross entropy, nll, binary cross entropy with and without logits,
+    kl_div, and the margin and ranking losses, whose ±1 targets a one-unit nudge makes anything).
+    torch 1.13's CPU has no bfloat16 prod, cdist, mse_loss, embedding_bag, binary_cross_entropy or
+    multi_margin_loss: those run in float32."""
 
     def __init__(self):
         super().__init__()
@@ -717,6 +719,12 @@ class SelectionsAndLosses(torch.nn.Module):
                  f.cross_entropy(h.reshape(12, 8), labels), f.nll_loss(f.log_softmax(g.reshape(12, 8), -1), labels, reduction="sum"),
                  f.binary_cross_entropy_with_logits(h, g.sigmoid()), f.binary_cross_entropy(h.float().sigmoid(), g.float().sigmoid()),
                  f.kl_div(f.log_softmax(h, -1), f.softmax(g, -1), reduction="batchmean")]
+        sign = torch.where(g > 0, 1.0, -1.0).to(h.dtype)
+        outs += [f.hinge_embedding_loss(h, sign), f.margin_ranking_loss(h, g, sign), f.soft_margin_loss(h, sign),
+                 f.triplet_margin_loss(h[0], g[0], h[1]), f.cosine_embedding_loss(h[0], g[0], sign[0, :, 0]),
+                 f.poisson_nll_loss(h, g.abs()), f.multi_margin_loss(h.float().reshape(12, 8), labels),
+                 f.multilabel_soft_margin_loss(h.reshape(12, 8), (g.reshape(12, 8) > 0).to(h.dtype)),
+                 f.gaussian_nll_loss(h, g, h.abs() + 0.1)]
         return [o.float().sum() for o in outs]
 
 
@@ -725,7 +733,8 @@ def selections_and_losses():
     return SelectionsAndLosses().eval(), _seeded((2, 6, 8)), None, [
         ("", "cumprod", "cumprod"), ("", "cross", "cross"), ("", "logit", "logit"), ("", "scatter_reduce", "scatter_reduce"),
         ("", "cross_entropy", "cross_entropy"), ("", "pairwise_distance", "pairwise_distance"), ("", "cdist", "cdist"),
-        ("", "kl_div", "kl_div"), ("", "median", "median")]
+        ("", "kl_div", "kl_div"), ("", "median", "median"), ("", "hinge_embedding_loss", "hinge_embedding_loss"),
+        ("", "triplet_margin_loss", "triplet_margin_loss")]
 
 
 class Resize(torch.nn.Module):

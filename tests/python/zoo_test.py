@@ -458,7 +458,34 @@ class RootGuard(torch.nn.Module):
 
     def forward(self, x):
         h = self.a(x)
-        return h / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + torch.finfo(h.dtype).eps * self.factor)
+        eps = torch.finfo(h.dtype).eps
+        return h / torch.sqrt(h.pow(2).mean(-1, keepdim=True) + eps * self.factor), torch.sigmoid(h).clamp(eps, 1 - eps)
+
+
+class ClampedLog(torch.nn.Module):
+    """log of a clamp at a literal floor."""
+
+    def __init__(self, floor):
+        super().__init__()
+        self.a, self.floor = torch.nn.Linear(8, 8), floor
+
+    def forward(self, x):
+        return self.a(x).clamp(min=self.floor).log()
+
+
+class IntoABuffer(torch.nn.Module):
+    """A product written into a float32 buffer (`out=`) from two tensors of the model's type: a half
+    model's kernel computes it in the half type."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.a(x)
+        buf = torch.empty(h.shape, dtype=torch.float32)
+        torch.mul(h, h, out=buf)
+        return buf.sum(-1)
 
 
 class Spectra(torch.nn.Module):
@@ -693,6 +720,19 @@ class Hazards(InTempFolder):
         code, out, report = compare(a, self.dump("guard-bf16-other", hundred, x, torch.bfloat16))
         self.assertEqual(code, 2, out[-2000:])
         self.assertTrue(any("ran another call" in (l.get("reason") or "") for l in report["layers"]), out[-2000:])
+        # 1e-6 is float32's finfo.resolution and a literal many models write: against 1e-2 it is
+        # another call, not each type's resolution.
+        fine, coarse = ClampedLog(1e-6).eval(), ClampedLog(1e-2).eval()
+        coarse.load_state_dict(fine.state_dict())
+        code, out, _ = compare(self.dump("floor-a", fine, x), self.dump("floor-b", coarse, x, torch.bfloat16))
+        self.assertEqual(code, 2, out[-2000:])
+
+    def test_a_product_into_a_float32_buffer_is_judged_as_its_kernel_computed_it(self):
+        # torch.mul(h, h, out=buf) of bfloat16 h: a bfloat16 product widened, not a float32 island.
+        torch.manual_seed(0)
+        net, x = IntoABuffer().eval(), torch.randn(4, 8, generator=torch.Generator().manual_seed(1))
+        code, out, _ = compare(self.dump("buf-a", net, x), self.dump("buf-b", net, x, torch.bfloat16))
+        self.assertEqual(code, 0, out[-2000:])
 
     def test_batch_norm_in_training_reads_its_running_statistics_as_they_were(self):
         torch.manual_seed(0)  # its kernel updates them in place, with no version change
