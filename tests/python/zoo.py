@@ -698,7 +698,7 @@ class SelectionsAndLosses(torch.nn.Module):
         idx = torch.arange(8, device=x.device).remainder(3).expand(2, 6, 8)
         labels = torch.arange(12, device=x.device) % 8
         outs = [torch.median(q, -1)[0], torch.median(h, 1)[1], torch.kthvalue(q, 3, -1)[0], torch.nanmedian(h, 1)[0],
-                torch.cummax(q, 1)[0], torch.cummin(q, 1)[1], h.gather(-1, torch.argsort(q, -1)),
+                torch.cummax(q, 1)[0], torch.cummin(q, 1)[1], h.gather(-1, torch.argsort(q, -1)), torch.msort(h),
                 torch.cumprod(g.sigmoid() + 0.5, -1), torch.prod(g.float().sigmoid() + 0.5, -1),
                 torch.cross(h[..., :3], g[..., :3], dim=-1), torch.kron(h[0, :2], g[0, :2]),
                 torch.addbmm(h[0, :, :6], h, g.transpose(1, 2)[:, :, :6]), torch.addr(h[0, :, :6], h[0, :, 0], g[0, 0, :6]),
