@@ -173,7 +173,10 @@ const FinfoConstants kFinfo[] = {{65504.0, 0x1p-10, 0x1p-14},
                                  {double(std::numeric_limits<float>::max()), 0x1p-23, 0x1p-126},
                                  {std::numeric_limits<double>::max(), 0x1p-52, 0x1p-1022}};
 
-bool close(double x, double y) { return std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y)); }
+// Two finite numbers within 1e-9 of each other (a number over float64's tiny is past its range).
+bool close(double x, double y) {
+  return std::isfinite(x) && std::isfinite(y) && std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y));
+}
 
 std::string finfo_identity(const std::string& value, unsigned types) {
   if (!types || !std::regex_match(value, number_text())) return value;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <cmath>
 #include <set>
 
 namespace parity {
@@ -70,6 +71,21 @@ RC_GTEST_PROP(LayerAlignment, InsertedCallsLeaveEveryOtherLayerPaired, ()) {
   RC_ASSERT(twin == expected);
   std::set<int64_t> used;
   for (const int64_t j : twin) RC_ASSERT(j < 0 || used.insert(j).second);
+}
+
+// A number derived from each run's own type's finfo constant: the same multiple, power, or 1 plus a
+// multiple. float16 1, bfloat16 2, float32 4, float64 8. Numbers that are no such derivation (a
+// grid of 12 against one of 13, whose ratios to float64's tiny are past float64's range; a literal
+// 1e-6 against 1e-2) are not.
+TEST(LayerAlignment, NumbersDerivedFromEachRunsFinfoAndNoOthers) {
+  EXPECT_TRUE(same_finfo_derivation(10 * 0x1p-23, 4, 10 * 0x1p-7, 2));          // eps * 10
+  EXPECT_TRUE(same_finfo_derivation(1 - 0x1p-23, 4, 1 - 0x1p-7, 2));            // 1 - eps
+  EXPECT_TRUE(same_finfo_derivation(-3.4028234663852886e38 / 2, 4, -0x1.fep127 / 2, 2));  // min / 2
+  EXPECT_TRUE(same_finfo_derivation(std::sqrt(0x1p-23), 4, std::sqrt(0x1p-52), 8));      // eps ** 0.5
+  EXPECT_FALSE(same_finfo_derivation(10 * 0x1p-23, 4, 100 * 0x1p-7, 2));        // another factor
+  EXPECT_FALSE(same_finfo_derivation(10 * 0x1p-23, 4, 10 * 0x1p-7, 4));         // a type the run did not use
+  EXPECT_FALSE(same_finfo_derivation(12, 4, 13, 12));
+  EXPECT_FALSE(same_finfo_derivation(1e-6, 4, 1e-2, 2));
 }
 
 }  // namespace
