@@ -1,5 +1,6 @@
 #include "compare/dump_reader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -149,6 +150,14 @@ void Dump::check_hash(const DumpTensorInfo& t, const std::string& hash) const {
 }
 
 std::string Dump::hash_of(const DumpTensorInfo& t) const { return verified_hash(dir + "/" + t.file, t); }
+
+const DumpTensorInfo* Dump::source_of(const DumpTensorInfo& input) const {
+  if (input.source_layer < 0 || size_t(input.source_layer) >= layers.size()) return nullptr;
+  const std::string role = input.source.substr(input.source.rfind(':') + 1);
+  const std::vector<DumpTensorInfo>& outs = layers[size_t(input.source_layer)].outputs;
+  const auto out = std::find_if(outs.begin(), outs.end(), [&](const DumpTensorInfo& o) { return o.role == role; });
+  return out == outs.end() ? nullptr : &*out;
+}
 
 const std::string* Dump::known_hash(const std::string& path) const {
   const std::lock_guard<std::mutex> lock(verified_->mutex);

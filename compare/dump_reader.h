@@ -98,6 +98,8 @@ struct Dump {
   // The hash of the tensor's bytes as read (checked as load does): two tensors have the same
   // content when their hash_of agree, whatever their manifests claim. Each file is hashed once.
   std::string hash_of(const DumpTensorInfo& t) const;
+  // The output an input of one of its layers names as its source; null when none is in the dump.
+  const DumpTensorInfo* source_of(const DumpTensorInfo& input) const;
 
  private:
   // content_hash of the file's bytes, checked against the hash the manifest records.

@@ -64,7 +64,7 @@ std::string InputChecks::rewired_input(const DumpLayer& la, const DumpLayer& lb)
 std::string InputChecks::copy_finding(int side, const DumpLayer& l) const {
   for (const DumpTensorInfo& t : l.inputs) {
     if (!t.derived || !t.has_via) continue;
-    const DumpTensorInfo* out = source_output(side, t);
+    const DumpTensorInfo* out = p_.side(side).source_of(t);
     if (!out) continue;
     const ViaCheck c = check_via(p_.side(side).load(*out), p_.side(side).load(t), t.via);
     if (c.checked && !c.mismatch.empty()) {
@@ -75,15 +75,6 @@ std::string InputChecks::copy_finding(int side, const DumpLayer& l) const {
     }
   }
   return "";
-}
-
-// The output an input names as its source, in the same dump; null when none is there.
-const DumpTensorInfo* InputChecks::source_output(int side, const DumpTensorInfo& t) const {
-  if (t.source_layer < 0) return nullptr;
-  const std::string role = t.source.substr(t.source.rfind(':') + 1);
-  const std::vector<DumpTensorInfo>& outs = p_.side(side).layers[size_t(t.source_layer)].outputs;
-  const auto out = std::find_if(outs.begin(), outs.end(), [&](const DumpTensorInfo& o) { return o.role == role; });
-  return out == outs.end() ? nullptr : &*out;
 }
 
 // Inputs that are their producer's output as is agree whenever the producer does; derived ones
@@ -97,7 +88,7 @@ std::string InputChecks::inconsistent_input(const DumpLayer& la, const DumpLayer
       // Each side's copy is checked against its own producer (copy_finding); what is left to
       // compare is which elements the two chains take, and where they put them, whatever the
       // producer's values.
-      const DumpTensorInfo *pa = source_output(0, ta), *pb = source_output(1, tb);
+      const DumpTensorInfo *pa = p_.a.source_of(ta), *pb = p_.b.source_of(tb);
       if (!pa || !pb || pa->shape != pb->shape) continue;
       // A view indexed by tensors the run computed (`m[t0:t1]`, Mask R-CNN's crop at a box's
       // corners), written alike on both sides, takes the elements its data says: once the runs'
@@ -114,7 +105,7 @@ std::string InputChecks::inconsistent_input(const DumpLayer& la, const DumpLayer
     // as is: the same elements, one of them rounded.
     const bool a_whole = ta.has_via && !tb.derived, b_whole = tb.has_via && !ta.derived;
     if (a_whole || b_whole) {
-      const DumpTensorInfo* p = source_output(a_whole ? 0 : 1, a_whole ? ta : tb);
+      const DumpTensorInfo* p = p_.side(a_whole ? 0 : 1).source_of(a_whole ? ta : tb);
       const std::vector<ViaStep>& via = a_whole ? ta.via : tb.via;
       if (p && p->shape == ta.shape && p->shape == tb.shape) {
         const std::vector<int64_t> from = via_sources(p->shape, via);

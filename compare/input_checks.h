@@ -40,7 +40,6 @@ class InputChecks {
   bool same_input_bytes(const DumpLayer& la, const DumpLayer& lb) const;
 
  private:
-  const DumpTensorInfo* source_output(int side, const DumpTensorInfo& t) const;
   bool rounded_by_precision(const DumpTensorInfo& ta, const DumpTensorInfo& tb, Precision precision) const;
 
   const DumpPair& p_;

@@ -17,9 +17,10 @@
 namespace parity {
 namespace {
 
-// A number as Python's repr writes it (-0.5, 1e-05, 3).
+// A number as Python's repr writes it (0.5, 1e-05, 3), without its sign; and with it (-0.5).
+constexpr char kUnsignedNumber[] = R"([0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)";
 const std::regex& number_text() {
-  static const std::regex r(R"(-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)");
+  static const std::regex r(std::string("-?") + kUnsignedNumber);
   return r;
 }
 
@@ -156,13 +157,6 @@ std::string dtype_identity(const std::string& value) {
   return std::regex_match(value, floating) ? "floating" : value;
 }
 
-// A Python number that is a floating type's own constant (torch.finfo(dtype).min, max, eps or
-// tiny, of float16, bfloat16, float32 or float64) names the run's precision, not the call: masks
-// built from finfo(dtype).min (BERT's, GPT-2's, every transformers attention) and guards built
-// from finfo(dtype).eps give each precision's number. Each reads as one word ("finfo.min").
-// Only the constants of the floating types the run itself used count (`types`: float16, bfloat16,
-// float32, float64, FloatTypes' bits): a model that swaps one constant for another type's is
-// another model.
 // A floating type's constants as torch.finfo gives them, per finfo_identity's bits (not its
 // resolution, 1e-6 for float32: a literal many models write).
 struct FinfoConstants {
@@ -178,6 +172,13 @@ bool close(double x, double y) {
   return std::isfinite(x) && std::isfinite(y) && std::fabs(x - y) <= 1e-9 * std::max(std::fabs(x), std::fabs(y));
 }
 
+// A Python number that is a floating type's own constant (torch.finfo(dtype).min, max, eps or
+// tiny, of float16, bfloat16, float32 or float64) names the run's precision, not the call: masks
+// built from finfo(dtype).min (BERT's, GPT-2's, every transformers attention) and guards built
+// from finfo(dtype).eps give each precision's number. Each reads as one word ("finfo.min").
+// Only the constants of the floating types the run itself used count (`types`: float16, bfloat16,
+// float32, float64, FloatTypes' bits): a model that swaps one constant for another type's is
+// another model.
 std::string finfo_identity(const std::string& value, unsigned types) {
   if (!types || !std::regex_match(value, number_text())) return value;
   const double v = std::strtod(value.c_str(), nullptr);
@@ -327,7 +328,6 @@ std::vector<std::string> canonical_calls(const Dump& d) {
 
 }  // namespace
 
-// Two canonical lines that differ only in their numbers: each run of digits read as one mark.
 std::vector<std::string> numbers_in(const std::string& line) {
   std::vector<std::string> out;
   for (auto it = std::sregex_iterator(line.begin(), line.end(), number_text()); it != std::sregex_iterator(); ++it) out.push_back(it->str());
@@ -336,7 +336,7 @@ std::vector<std::string> numbers_in(const std::string& line) {
 
 bool only_numbers_differ(const std::string& ca, const std::string& cb) {
   // A number whole, point and exponent included (1e-06 against 0.01); its sign is not a number's.
-  static const std::regex unsigned_number(R"([0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?)");
+  static const std::regex unsigned_number(kUnsignedNumber);
   return std::regex_replace(ca, unsigned_number, "#") == std::regex_replace(cb, unsigned_number, "#");
 }
 

@@ -35,11 +35,7 @@ void note_layout(const Dump& d, const DumpLayer& l, LayerSide& s) {
       if (cast == "float16" || cast == "bfloat16") s.half_inputs = true;
       continue;
     }
-    if (t.source_layer < 0 || size_t(t.source_layer) >= d.layers.size()) continue;
-    const std::string role = t.source.substr(t.source.rfind(':') + 1);
-    for (const DumpTensorInfo& o : d.layers[size_t(t.source_layer)].outputs) {
-      if (o.role == role && !o.cast_from.empty()) s.half_inputs = true;
-    }
+    if (const DumpTensorInfo* o = d.source_of(t); o && !o->cast_from.empty()) s.half_inputs = true;
   }
 }
 

@@ -307,8 +307,9 @@ std::string LocalCheck::tied_indices(const LayerSide& s, const ReadCall& read, c
   for (size_t k = 0; k < judged.size(); ++k) own.push_back(whole_output(s, k));
   // A stable sort orders ties by index; where the recorded inputs are the side's own rounded (a
   // float64 run written as float32), values it told apart may tie here.
+  static const std::string stable = " stable=True";
   std::string line = s.line;
-  if (const size_t at = line.find(" stable=True"); inputs_rounded_ && at != std::string::npos) line.erase(at, 12);
+  if (const size_t at = line.find(stable); inputs_rounded_ && at != std::string::npos) line.erase(at, stable.size());
   try {
     const std::string why = aten_plugin().tied_indices(line, inputs, own);
     checked = why.empty();

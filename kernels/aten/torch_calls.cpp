@@ -408,8 +408,7 @@ at::Tensor sampling_position_allowance(const std::string& line, const std::vecto
 
 namespace {
 
-// Every element a whole number no float type rounds (|v| <= 2^24), and not one of the grid or boxes
-// a sampling call takes (those go through the kernel's own roundings).
+// Every element a whole number no float type rounds (|v| <= 2^24).
 bool whole_numbers(const parity::Tensor& t) {
   return parity::aten_call("whole numbers", [&] {
     const at::Tensor x = parity::to_aten(t);

@@ -609,6 +609,19 @@ at::Tensor positive_sums(const std::string& name, const Args& args, const std::v
   return at::minimum(Q / y.abs().clamp_min(1e-300), (Q / unit).sqrt());
 }
 
+// A loss's S from its terms' sizes: reduced as the call reduces (`reduction` as Python names it:
+// 'none' keeps them, 'sum', 'batchmean' over x's first dim, else the mean over `count`), plus |y|.
+at::Tensor reduced_terms(const at::Tensor& terms, const std::string& reduction, int64_t count, const at::Tensor& x, const at::Tensor& y) {
+  if (reduction == "'none'") return terms.expand_as(y) + y.abs();
+  at::Tensor total = terms.sum();
+  if (reduction == "'batchmean'") {
+    if (x.dim() > 0) total = total / double(std::max<int64_t>(1, x.size(0)));
+  } else if (reduction != "'sum'") {
+    total = total / double(std::max<int64_t>(1, count));
+  }
+  return total.expand_as(y) + y.abs();
+}
+
 // The margin and ranking losses (LossTerms): each term a clamp or a log of a few operands' sum,
 // within a few roundings of their sizes, reduced as the call reduces: S is that reduction of the
 // sizes, plus |y|. margin_ranking max(0, -t (x1 - x2) + m): |x1| + |x2| + |m|; hinge_embedding x
@@ -654,12 +667,8 @@ at::Tensor loss_term_sums(const std::string& name, const Args& args, const std::
   } else {
     throw Error(name + ": its operands are not recorded as its bound needs");
   }
-  const bool none = reduction == "'none'";
-  K = (none ? 1 : std::max<int64_t>(1, terms.numel())) + D + 6;
-  if (none) return terms.expand_as(y) + y.abs();
-  at::Tensor total = terms.sum();
-  if (reduction != "'sum'") total = total / double(std::max<int64_t>(1, terms.numel()));
-  return total.expand_as(y) + y.abs();
+  K = (reduction == "'none'" ? 1 : std::max<int64_t>(1, terms.numel())) + D + 6;
+  return reduced_terms(terms, reduction, terms.numel(), x, y);
 }
 
 // Cross entropy and its binary and KL forms (LogLoss): a mean or sum of N terms of one sign, each
@@ -677,13 +686,9 @@ at::Tensor log_loss_sums(const std::string& name, const Args& args, const std::s
     const bool log_target = text_arg(args, 99, "log_target") == "True";
     const at::Tensor p = log_target ? t[1].exp() : t[1];
     const at::Tensor logp = log_target ? t[1].abs() : at::where(p == 0, at::zeros_like(p), p.abs().log().abs());
-    at::Tensor terms = p.abs() * (logp + x.abs()) + p.abs();
+    const at::Tensor terms = p.abs() * (logp + x.abs()) + p.abs();
     K = (reduced ? x.numel() : 1) + 4;
-    if (reduction == "'none'") return terms + y.abs();
-    at::Tensor total = terms.sum();
-    if (reduction == "'mean'" || reduction.empty()) total = total / double(std::max<int64_t>(1, x.numel()));
-    if (reduction == "'batchmean'" && x.dim() > 0) total = total / double(std::max<int64_t>(1, x.size(0)));
-    return total + y.abs();
+    return reduced_terms(terms, reduction, x.numel(), x, y);
   }
   double scale = 1.0;
   for (const char* key : {"weight", "pos_weight"}) {
@@ -1425,11 +1430,11 @@ std::string tied_indices_check(const std::string& op, const std::string& line, c
     if (x.dim() > 0 && at_dim.dim() != x.dim()) return std::string("its indices do not have its input's rank");
     const at::Tensor gathered = x.dim() == 0 ? x.expand_as(indices) : x.gather(d, at_dim);
     const at::Tensor picked = gathered.dim() == indices.dim() ? gathered : gathered.squeeze(d);
-    const auto same = [](const at::Tensor& a, const at::Tensor& b) { return ((a == b) | (a.isnan() & b.isnan())).all().item<bool>(); };
+    const auto equal = [](const at::Tensor& a, const at::Tensor& b) { return (a == b) | (a.isnan() & b.isnan()); };  // NaN equals NaN
     if (outputs.size() == 2) {
       const at::Tensor values = to_aten(outputs[0]);
       if (values.sizes() != indices.sizes()) return std::string("its indices are not of its values' shape");
-      if (!same(picked.to(values.scalar_type()), values)) return std::string("its indices do not pick the values it returned");
+      if (!equal(picked.to(values.scalar_type()), values).all().item<bool>()) return std::string("its indices do not pick the values it returned");
     }
     if (running && x.dim() > 0) {  // cummax's index at a position is that position's or an earlier one's
       std::vector<int64_t> shape(size_t(x.dim()), 1);
@@ -1451,7 +1456,7 @@ std::string tied_indices_check(const std::string& op, const std::string& line, c
     const at::Tensor in_order = descending ? (a.isnan() | (~b.isnan() & a.ge(b))) : (b.isnan() | (~a.isnan() & a.le(b)));
     if (name == "argsort" && !in_order.all().item<bool>()) return std::string("its indices do not order its input");
     if (text_arg(args, 99, "stable") == "True") {
-      const at::Tensor tied = (a == b) | (a.isnan() & b.isnan());
+      const at::Tensor tied = equal(a, b);
       const at::Tensor rising = indices.narrow(d, 1, size - 1).gt(indices.narrow(d, 0, size - 1));
       if (!(rising | ~tied).all().item<bool>()) return std::string("it is stable, and tied values are not in the order of their indices");
     }

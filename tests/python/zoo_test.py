@@ -522,6 +522,17 @@ class Hazards(InTempFolder):
             (call or (lambda mm, v: mm(v)))(m, x.to(dtype))
         return path
 
+    def assert_named(self, good, bad, layer, note=""):
+        """The defect in dump `bad` named at `layer` on its side, `good` the other side, in both
+        orders; the origins' rows."""
+        origins = []
+        for first, second, side in ((good, bad, "B"), (bad, good, "A")):
+            code, out, report = compare(first, second)
+            origin = next((l for l in report["layers"] if l.get("origin")), None)
+            self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, layer, side), note + out[-2000:])
+            origins.append(origin)
+        return origins
+
     def test_model_code_after_steering_is_still_named(self):
         torch.manual_seed(0)
         base, x = Steered(), torch.rand(1, 3, 16, 16, generator=torch.Generator().manual_seed(1))
@@ -594,10 +605,7 @@ class Hazards(InTempFolder):
         for dtype in (torch.float32, torch.bfloat16):
             self.assertEqual(compare(a, self.dump(f"dropout-{dtype}", net, x, dtype))[0], 0)
             bad = self.dump(f"dropout-bad-{dtype}", net, x, dtype, below=PlantedInPlace("dropout"))
-            for first, second, side in ((a, bad, "B"), (bad, a, "A")):
-                code, out, report = compare(first, second)
-                origin = next((l for l in report["layers"] if l.get("origin")), None)
-                self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "linear2", side), out[-2000:])
+            for origin in self.assert_named(a, bad, "linear2"):
                 self.assertIn("as that layer gave it", origin["reason"])
 
     def test_a_wrong_copy_is_named_where_it_is_read_and_after_the_last_layer(self):
@@ -615,11 +623,7 @@ class Hazards(InTempFolder):
                  (torch.float64, "contiguous", "output.1", "through .permute")]
         for dtype, call, layer, how in cases:
             bad = self.dump(f"copies-bad-{dtype}-{call}", net, x, dtype, below=PlantedInPlace(call))
-            for first, second, side in ((a, bad, "B"), (bad, a, "A")):
-                code, out, report = compare(first, second)
-                origin = next((l for l in report["layers"] if l.get("origin")), None)
-                self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, layer, side),
-                                 f"{dtype} {call}: {out[-2000:]}")
+            for origin in self.assert_named(a, bad, layer, f"{dtype} {call}: "):
                 self.assertIn(how, origin["reason"])
 
     def test_a_wrong_complex_value_is_named_at_its_call(self):
@@ -648,10 +652,7 @@ class Hazards(InTempFolder):
         code, out, _ = compare(a, self.dump("spectra-b", net, x, torch.float64))
         self.assertEqual(code, 0, out[-2000:])
         bad = self.dump("spectra-bad", net, x, torch.float64, below=PlantedComplex("fft_rfft", 2.0))
-        for first, second, side in ((a, bad, "B"), (bad, a, "A")):
-            code, out, report = compare(first, second)
-            origin = next((l for l in report["layers"] if l.get("origin")), None)
-            self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "fft_rfft", side), out[-2000:])
+        self.assert_named(a, bad, "fft_rfft")
 
     def test_a_wrong_frame_of_a_short_time_fourier_transform_is_named(self):
         # torch.stft and torch.istft had no row: a wrong value in them was named nowhere.
@@ -662,10 +663,7 @@ class Hazards(InTempFolder):
         self.assertEqual(code, 0, out[-2000:])
         for layer, planted in (("stft", PlantedComplex("stft")), ("istft", PlantedFirstResult("istft"))):
             bad = self.dump(f"{layer}-bad", net, x, torch.float64, below=planted)
-            for first, second, side in ((a, bad, "B"), (bad, a, "A")):
-                code, out, report = compare(first, second)
-                origin = next((l for l in report["layers"] if l.get("origin")), None)
-                self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, layer, side), out[-2000:])
+            self.assert_named(a, bad, layer)
 
     def test_selections_are_checked_as_their_calls_promise(self):
         # A stable sort's swapped ties passed (the order was checked for argsort only; a 1-D float32
@@ -702,10 +700,7 @@ class Hazards(InTempFolder):
         code, out, _ = compare(a, self.dump("bag-b", bag, idx, torch.float64, call=call))
         self.assertEqual(code, 0, out[-2000:])
         bad = self.dump("bag-bad", bag, idx, torch.float64, call=call, below=PlantedFirstResult("embedding_bag"))
-        for first, second, side in ((a, bad, "B"), (bad, a, "A")):
-            code, out, report = compare(first, second)
-            origin = next((l for l in report["layers"] if l.get("origin")), None)
-            self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, "embedding_bag", side), out[-2000:])
+        self.assert_named(a, bad, "embedding_bag")
 
     def test_a_number_derived_from_finfo_pairs_as_its_derivation(self):
         # eps * 10 of each run's type is one call (it was another call, exit 2, at bfloat16); eps * 100
