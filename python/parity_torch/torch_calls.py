@@ -69,7 +69,8 @@ def torch_name(func):
     name = getattr(func, "__name__", str(func))
     qual = getattr(func, "__qualname__", name)
     module = getattr(func, "__module__", None) or ""
-    if qual.startswith("_TensorBase.") or qual.startswith("Tensor."):
+    # A method's class: Tensor, or the C class it inherits from (_TensorBase before torch 2.3, TensorBase since).
+    if qual.split(".")[0] in ("Tensor", "_TensorBase", "TensorBase"):
         return "torch.Tensor." + name
     if module.startswith("torchvision"):
         return "torchvision.ops." + name

@@ -231,6 +231,29 @@ class Recording(unittest.TestCase):
         code, out = parity("compare", path, path)
         self.assertEqual(code, 0, out)
 
+    def test_a_method_is_named_a_method_whichever_class_torch_defines_it_in(self):
+        """`x.where(cond, y)` takes its arguments in another order than `torch.where(cond, x, y)`:
+        the judge must know which was called. PyTorch 2.3 renamed the C class that defines the
+        methods from _TensorBase to TensorBase (2.11 on an H200: every method was named as the
+        function, and the judge ran `where` with x as the condition)."""
+        from parity_torch import torch_calls
+
+        def method_of(cls):
+            def where(*args):
+                pass
+            where.__qualname__, where.__module__ = f"{cls}.where", None
+            return where
+        for cls in ("Tensor", "_TensorBase", "TensorBase"):
+            self.assertEqual(torch_calls.torch_name(method_of(cls)), "torch.Tensor.where", cls)
+        self.assertEqual(torch_calls.torch_name(torch.where), "torch.where")
+        path = os.path.join(self.tmp.name, "method")
+        with torch.no_grad(), parity_torch.dump(path, self.model):
+            out = self.model(torch.randn(1, 4, 5, 5))
+            with parity_torch.scope("post"):
+                out.where(out > 0.5, out * 2)
+        ops = [l["op"] for l in self.manifest(path)["layers"]]
+        self.assertIn("torch.Tensor.where", ops)
+
     def test_names_sources_and_in_place_inputs(self):
         path = os.path.join(self.tmp.name, "d")
         x = torch.randn(1, 4, 5, 5)

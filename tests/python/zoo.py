@@ -623,7 +623,8 @@ class ComplexRotary(torch.nn.Module):
 
     def rotate(self, x):
         c = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
-        return torch.view_as_real(c * self.freqs_cis[:x.shape[1], None, :]).flatten(3).type_as(x)
+        freqs = self.freqs_cis.to(x.device)  # llama moves it at each call: an attribute is not moved with the model
+        return torch.view_as_real(c * freqs[:x.shape[1], None, :]).flatten(3).type_as(x)
 
     def forward(self, x):
         b, t, _ = x.shape
@@ -632,7 +633,7 @@ class ComplexRotary(torch.nn.Module):
         w = torch.softmax(q @ k.transpose(2, 3) / 8 ** 0.5, -1)
         h = self.wo((w @ q).transpose(1, 2).reshape(b, t, 16))
         spectrum = torch.fft.rfft2(h.float().view(b, 2, 12, 8))
-        mixed = torch.einsum("bixy,ioxy->boxy", spectrum[:, :, :3, :3], self.spectral)
+        mixed = torch.einsum("bixy,ioxy->boxy", spectrum[:, :, :3, :3], self.spectral.to(x.device))
         z = torch.polar(h.float().abs() + 1, h.float())  # and calls on complex values around them
         around = torch.angle(z.conj().resolve_conj()) + torch.fft.fftshift(torch.sgn(z), dim=-1).imag
         return h, torch.fft.irfft2(torch.nn.functional.pad(mixed, (0, 2, 0, 9)), s=(12, 8)), around
@@ -694,6 +695,10 @@ class SelectionsAndLosses(torch.nn.Module):
     def forward(self, x):
         f = torch.nn.functional
         h, g = self.a(x), self.b(x)  # [2, 6, 8]
+
+        def bce(p, t):  # CUDA's autocast refuses binary_cross_entropy: users run it with autocast off, as PyTorch's error says
+            with torch.autocast(x.device.type, enabled=False):
+                return f.binary_cross_entropy(p, t)
         q = (h * 4).round() / 4  # ties
         idx = torch.arange(8, device=x.device).remainder(3).expand(2, 6, 8)
         labels = torch.arange(12, device=x.device) % 8
@@ -717,7 +722,7 @@ class SelectionsAndLosses(torch.nn.Module):
                             return_complex=True).abs(), h * torch.hann_window(8, dtype=h.dtype, device=x.device)]
         outs += [f.l1_loss(h, g), f.mse_loss(h.float(), g.float()), f.smooth_l1_loss(h, g), f.huber_loss(h, g, reduction="none"),
                  f.cross_entropy(h.reshape(12, 8), labels), f.nll_loss(f.log_softmax(g.reshape(12, 8), -1), labels, reduction="sum"),
-                 f.binary_cross_entropy_with_logits(h, g.sigmoid()), f.binary_cross_entropy(h.float().sigmoid(), g.float().sigmoid()),
+                 f.binary_cross_entropy_with_logits(h, g.sigmoid()), bce(h.float().sigmoid(), g.float().sigmoid()),
                  f.kl_div(f.log_softmax(h, -1), f.softmax(g, -1), reduction="batchmean")]
         sign = torch.where(g > 0, 1.0, -1.0).to(h.dtype)
         outs += [f.hinge_embedding_loss(h, sign), f.margin_ranking_loss(h, g, sign), f.soft_margin_loss(h, sign),

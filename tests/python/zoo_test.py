@@ -140,6 +140,18 @@ class Identity(InTempFolder):
                 self.assertNotEqual(pasted[0]["params"], pasted[0]["params_b"], out[-3000:])  # the corners: tensor(2), tensor(3)
                 self.assertGreater(pasted[0]["outputs"][0]["max_abs"], 0, out[-3000:])
 
+    def test_a_paste_whose_corner_one_run_clamped_to_a_number(self):
+        # torchvision's paste clamps a corner by Python's max(box[0], 0): a number on the run whose
+        # corner fell below it, the corner's tensor on the other (PyTorch 2.11's TF32 Mask R-CNN
+        # on an H200, exit 2 "B ran another call" before).
+        paths = self.pastes("paste-floor", Paste(floor=3), Paste(floor=3))
+        for a, b in (paths, paths[::-1]):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
+            pasted = [l for l in report["layers"] if "setitem" in l["name"]]
+            self.assertEqual(len(pasted), 1, out[-3000:])
+            self.assertNotEqual(pasted[0]["params"], pasted[0]["params_b"], out[-3000:])  # slice(3, ...) against slice(tensor(3), ...)
+
     def test_a_paste_whose_code_differs_is_named(self):
         # Other columns on B (a Python number beside the corner, where it pastes or what it
         # crops), or corners the models hold rather than compute (no data parted before them): the
@@ -189,14 +201,16 @@ class Paste(torch.nn.Module):
     tensor slice bound; the corner is a product the two runs round to different integers (1 + 1.999
     is 2.999 in float32, and 3 in bfloat16, which holds 1.999 as 2). `cols`: where the model code
     pastes; `src`: which columns it crops; `corner`: a tensor the model holds instead of one it
-    computes; `scaled`: the crop goes through a layer first."""
+    computes; `scaled`: the crop goes through a layer first; `floor`: the corner clamped by Python's
+    max, as torchvision's paste clamps a box to the canvas."""
 
-    def __init__(self, cols=(1, 5), src=(0, 4), corner=None, scaled=False):
+    def __init__(self, cols=(1, 5), src=(0, 4), corner=None, scaled=False, floor=None):
         super().__init__()
-        self.cols, self.src, self.corner, self.scaled = cols, src, corner, scaled
+        self.cols, self.src, self.corner, self.scaled, self.floor = cols, src, corner, scaled, floor
 
     def forward(self, x):
         corner = torch.matmul(x[:1, :2], torch.ones(2, 1)).long()[0, 0] if self.corner is None else self.corner
+        corner = corner if self.floor is None else max(corner, self.floor)
         canvas = torch.zeros(8, 8)
         crop = torch.sigmoid(x.float())[corner:6, self.src[0]:self.src[1]]  # its shape follows the corner too
         canvas[corner:6, self.cols[0]:self.cols[1]] = crop * 1.0 if self.scaled else crop
