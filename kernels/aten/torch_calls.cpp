@@ -49,6 +49,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/aten/torch_args.h"
+#include "kernels/aten/torch_bounds.h"
 #include "kernels/aten/torch_dispatch.h"
 #include "kernels/torch_calls.h"
 #include "kernels/aten/plugin.h"
@@ -89,7 +91,9 @@ std::optional<Kind> kind_of(const std::string& op) {
   return k;
 }
 
-struct Operand {
+// The arithmetic and batch_norm calls' operands: a tensor, a number or None (a line of these only;
+// the dispatcher's calls read theirs with torch_args.h's read_line).
+struct NumberOperand {
   std::optional<size_t> tensor;  // index into the inputs
   std::optional<double> scalar;
   bool none = false;  // Python's None
@@ -97,8 +101,8 @@ struct Operand {
 };
 
 // The call's positional operands (in<i> or arg<i>, i = 0, 1, ...) and keyword fields.
-struct Args {
-  std::vector<Operand> positional;
+struct NumberArgs {
+  std::vector<NumberOperand> positional;
   std::map<std::string, std::string> keywords;     // other than tensors
   std::map<std::string, size_t> tensor_keywords;  // -> index into the inputs
 };
@@ -106,19 +110,19 @@ struct Args {
 // Keywords that take tensors in the calls run here.
 const std::set<std::string> kTensorKeywords = {"weight", "bias", "running_mean", "running_var"};
 
-Args read_args(const std::string& line, size_t tensors) {
+NumberArgs read_number_args(const std::string& line, size_t tensors) {
   std::istringstream in(line);
   std::string word;
   in >> word;  // the op
-  std::map<size_t, Operand> by_position;
+  std::map<size_t, NumberOperand> by_position;
   size_t next_tensor = 0;
-  Args a;
+  NumberArgs a;
   static const std::regex positional(R"(^(in|arg)([0-9]+)=(.*)$)");
   while (in >> word) {
     std::smatch m;
     if (std::regex_match(word, m, positional)) {
       const size_t i = std::stoul(m[2]);
-      Operand o;
+      NumberOperand o;
       if (m[1] == "in") {
         o.tensor = next_tensor++;
       } else if (m[3] == "None") {
@@ -177,7 +181,7 @@ at::Tensor run_unary(Unary u, const at::Tensor& x) {
 
 // A Python number as PyTorch takes it: a "wrapped number", which does not widen a tensor's dtype
 // of the same kind (float32 * 0.5 stays float32).
-at::Tensor wrapped(const Operand& o, std::optional<at::ScalarType> as = std::nullopt) {
+at::Tensor wrapped(const NumberOperand& o, std::optional<at::ScalarType> as = std::nullopt) {
   at::Tensor t = c10::scalar_to_tensor(o.integral ? at::Scalar(int64_t(*o.scalar)) : at::Scalar(*o.scalar));
   if (as) t = t.to(*as);
   t.unsafeGetTensorImpl()->set_wrapped_number(true);
@@ -190,7 +194,7 @@ at::Tensor wrapped(const Operand& o, std::optional<at::ScalarType> as = std::nul
 // weight standardisation, F.batch_norm(w.reshape(1, out, -1), None, None, training=True)) it
 // normalises each channel by its own mean and deviation, updating nothing: judged as layer_norm
 // is, K the channel's values plus 8. Training mode with running statistics updates them: refused.
-TorchCallResult batch_norm_call(const Args& a, const std::vector<Tensor>& in) {
+TorchCallResult batch_norm_call(const NumberArgs& a, const std::vector<Tensor>& in) {
   static const char* kNames[] = {"input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"};
   if (a.positional.size() > 8) throw Error("batch_norm with " + std::to_string(a.positional.size()) + " arguments");
   for (const auto& [key, value] : a.keywords) {
@@ -198,7 +202,7 @@ TorchCallResult batch_norm_call(const Args& a, const std::vector<Tensor>& in) {
   }
   auto tensor = [&](size_t pos) -> std::optional<size_t> {
     if (pos < a.positional.size()) {
-      const Operand& o = a.positional[pos];
+      const NumberOperand& o = a.positional[pos];
       if (!o.tensor && !o.none) throw Error(std::string("batch_norm's ") + kNames[pos] + " is neither a tensor nor None");
       return o.tensor;
     }
@@ -289,7 +293,7 @@ parity::TorchCallResult parity::aten_torch_call(const std::string& line, const s
   if (std::find(complex.begin(), complex.end(), true) != complex.end() || (known && (known->bound == TorchBound::Fourier || known->complex_out))) {
     return complex_torch_call(op, line, in, complex);  // complex tensors in or out
   }
-  if (op == "torch.nn.functional.batch_norm") return batch_norm_call(read_args(line, in.size()), in);
+  if (op == "torch.nn.functional.batch_norm") return batch_norm_call(read_number_args(line, in.size()), in);
   const std::optional<Kind> kind = kind_of(op);
   if (!kind) {  // any other operator LibTorch has, where a bound is known
     try {
@@ -495,7 +499,7 @@ namespace {
 // tolerance misses where the result is near zero; the profile's operand rounding covers it.
 TorchCallResult arithmetic_call(const std::string& op, const Kind& kind_found, const std::string& line, const std::vector<Tensor>& in) {
   const std::optional<Kind> kind = kind_found;
-  Args args = read_args(line, in.size());
+  NumberArgs args = read_number_args(line, in.size());
   if (!args.tensor_keywords.empty()) throw Error(op + " with a tensor passed by keyword");
   at::Scalar alpha(int64_t(1));
   for (const auto& [key, value] : args.keywords) {
@@ -513,35 +517,35 @@ TorchCallResult arithmetic_call(const std::string& op, const Kind& kind_found, c
   }
   const size_t arity = kind->binary ? 2 : 1;
   if (args.positional.size() != arity) throw Error(op + " with " + std::to_string(args.positional.size()) + " operands");
-  for (const Operand& o : args.positional) {
+  for (const NumberOperand& o : args.positional) {
     if (o.none) throw Error(op + " with None as an operand");
   }
   return aten_call(op.c_str(), [&] {
     aten_threads();
     std::vector<at::Tensor> tensors;
     for (const Tensor& t : in) tensors.push_back(to_aten(t));
-    auto run = [&](const std::function<at::Tensor(const Operand&)>& operand) {
+    auto run = [&](const std::function<at::Tensor(const NumberOperand&)>& operand) {
       if (!kind->binary) return run_unary(*kind->unary, operand(args.positional[0]));
       const at::Tensor x = operand(args.positional[0]), y = operand(args.positional[1]);
       return kind->reflected ? run_binary(*kind->binary, y, x, alpha) : run_binary(*kind->binary, x, y, alpha);
     };
     // The result's dtype is PyTorch's own answer on one element of each operand (a 0-dim tensor
     // stays 0-dim: it promotes differently from a dimensioned one).
-    const at::ScalarType out = run([&](const Operand& o) {
+    const at::ScalarType out = run([&](const NumberOperand& o) {
                                  if (!o.tensor) return wrapped(o);
                                  const at::Tensor& t = tensors[*o.tensor];
                                  return t.dim() == 0 ? t : t.flatten().slice(0, 0, std::min<int64_t>(1, t.numel()));
                                }).scalar_type();
     // Floats are computed in float64 and rounded once; integers and bools exactly in their dtype.
     const bool floating = at::isFloatingType(out);
-    const at::Tensor r = run([&](const Operand& o) {
+    const at::Tensor r = run([&](const NumberOperand& o) {
       if (!o.tensor) return floating ? wrapped(o, at::kDouble) : wrapped(o);
       return floating ? tensors[*o.tensor].to(at::kDouble) : tensors[*o.tensor];
     });
     TorchCallResult result;
     result.outputs.push_back(from_aten(r.to(out).contiguous()));
     if (floating && kind->binary && *kind->binary != Binary::Pow) {
-      const auto magnitude = [&](const Operand& o) { return (o.tensor ? tensors[*o.tensor].to(at::kDouble) : wrapped(o, at::kDouble)).abs(); };
+      const auto magnitude = [&](const NumberOperand& o) { return (o.tensor ? tensors[*o.tensor].to(at::kDouble) : wrapped(o, at::kDouble)).abs(); };
       const at::Tensor mx = magnitude(args.positional[0]), my = magnitude(args.positional[1]);
       const Binary b = *kind->binary == Binary::Sub ? Binary::Add : *kind->binary;
       const at::Scalar a = alpha.isIntegral(false) ? at::Scalar(std::abs(alpha.toLong())) : at::Scalar(std::abs(alpha.toDouble()));
