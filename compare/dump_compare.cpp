@@ -310,7 +310,11 @@ class Comparer {
     // Once the runs' data have parted where control flow follows it (a box's integer corner),
     // tensors written into the arguments (slice bounds) may hold other values, and the shapes
     // that follow them (a crop taken at those bounds) may differ: every other field equal.
-    const bool data_decided = flow_.steered_so_far() && only_data_differs(ca, cb) &&
+    std::set<std::string> roles;
+    for (const DumpLayer* l : {&la, &lb}) {
+      for (const DumpTensorInfo& t : l->inputs) roles.insert(t.role);
+    }
+    const bool data_decided = flow_.steered_so_far() && only_data_differs(ca, cb, roles) &&
                               (tensors_in_arguments_differ(ca, cb) || indexed_input(la) || indexed_input(lb));
     // A number the run read out of a tensor that differs (`.item()`) and passed on as a Python
     // number (`x / m.item()`) differs as that tensor does; one derived from its type's finfo, as

@@ -1,7 +1,11 @@
 #include "compare/input_checks.h"
 
 #include <algorithm>
+#include <array>
+#include <set>
+#include <string>
 
+#include "compare/layer_alignment.h"
 #include "compare/layer_sides.h"
 #include "compare/tolerance.h"
 #include "compare/view_chain.h"
@@ -77,6 +81,18 @@ std::string InputChecks::copy_finding(int side, const DumpLayer& l) const {
   return "";
 }
 
+namespace {
+// What a slice bound of a view of each side's producer is clamped to: 0 and its sizes.
+std::array<std::set<std::string>, 2> clamps_of(const DumpTensorInfo& pa, const DumpTensorInfo& pb) {
+  std::array<std::set<std::string>, 2> c;
+  for (int side = 0; side < 2; ++side) {
+    c[size_t(side)] = {"0"};
+    for (const int64_t n : (side == 0 ? pa : pb).shape) c[size_t(side)].insert(std::to_string(n));
+  }
+  return c;
+}
+}  // namespace
+
 // Inputs that are their producer's output as is agree whenever the producer does; derived ones
 // are compared under copy_tolerance.
 std::string InputChecks::inconsistent_input(const DumpLayer& la, const DumpLayer& lb, const DataFlow& flow) const {
@@ -94,7 +110,10 @@ std::string InputChecks::inconsistent_input(const DumpLayer& la, const DumpLayer
       // corners), written alike on both sides, takes the elements its data says: once the runs'
       // data have parted where control flow follows it, others. Any other difference in the
       // chain is the model code.
-      if (flow.steered_so_far() && indexed_by_data(ta.via) && via_text(ta.via) == via_text(tb.via)) continue;
+      if (flow.steered_so_far() && (indexed_by_data(ta.via) || indexed_by_data(tb.via)) &&
+          same_but_tensor_values(via_text(ta.via), via_text(tb.via), clamps_of(*pa, *pb))) {
+        continue;
+      }
       const std::vector<int64_t> from_a = via_sources(pa->shape, ta.via), from_b = via_sources(pb->shape, tb.via);
       if (from_a.empty() || from_b.empty() || (from_a == from_b && ta.shape == tb.shape)) continue;
       return "input " + ta.role + " takes other elements of " + ta.source + ": A through " + via_text(ta.via) + ", B through " +

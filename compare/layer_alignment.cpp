@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -347,38 +349,65 @@ const std::regex& tensor_text() {
   return r;
 }
 
-// Whether two arguments' texts are one text but for the values of tensors written into them; a
-// Python number counts as such a value where the other text holds a tensor, for it came from one:
-// torchvision's paste writes `max(box[0], 0)`, the number 0 on a run whose box fell below it and the
-// box's tensor on the other.
-bool same_but_tensor_values(const std::string& a, const std::string& b) {
-  static const std::regex token(std::string(R"(tensor\([^()]*\)|-?)") + kUnsignedNumber);
+bool tensor_field(const std::string& key, const std::set<std::string>& tensor_roles) {
+  static const std::regex recorded_role(R"(^in[0-9_]+$)");
+  return tensor_roles.count(key) || std::regex_match(key, recorded_role);
+}
+
+// The numbers a slice bound clamped to what it indexes takes: 0 and each size of the line's
+// tensors (torchvision's paste clamps a box to its canvas: max(box[0], 0), min(box[2] + 1, w)).
+std::set<std::string> clamp_bounds(const std::map<std::string, std::string>& fields, const std::set<std::string>& tensor_roles) {
+  std::set<std::string> out{"0"};
+  for (const auto& [key, value] : fields) {
+    if (!tensor_field(key, tensor_roles)) continue;
+    std::istringstream sizes(value);
+    for (std::string size; std::getline(sizes, size, 'x');) out.insert(size);
+  }
+  return out;
+}
+}  // namespace
+
+// A Python number facing a tensor counts as the tensor's value only as a clamp's result: Python's
+// max(t, 3) gives 3 on the run where t fell below 3 and tensor(3) on the other; torchvision's
+// paste writes max(box[0], 0), 0 on the run whose box fell below it and the box's tensor on the
+// other, beside the box's other tensors. Any other number there (a corner the code fixes, a column
+// taken from the row) is the code.
+bool same_but_tensor_values(const std::string& a, const std::string& b, const std::array<std::set<std::string>, 2>& clamps) {
+  static const std::regex token(std::string(R"(tensor\([^()]*\)|<tensor>|-?)") + kUnsignedNumber);
   auto ia = std::sregex_iterator(a.begin(), a.end(), token), ib = std::sregex_iterator(b.begin(), b.end(), token);
   size_t ea = 0, eb = 0;  // where the text after the last token starts
   for (const std::sregex_iterator end; ia != end || ib != end; ++ia, ++ib) {
     if (ia == end || ib == end) return false;
     if (a.compare(ea, size_t(ia->position()) - ea, b, eb, size_t(ib->position()) - eb) != 0) return false;
-    const bool tensor_a = ia->str().rfind("tensor(", 0) == 0, tensor_b = ib->str().rfind("tensor(", 0) == 0;
+    const auto is_tensor = [](const std::string& t) { return t.rfind("tensor(", 0) == 0 || t == "<tensor>"; };
+    const bool tensor_a = is_tensor(ia->str()), tensor_b = is_tensor(ib->str());
     if (!tensor_a && !tensor_b && ia->str() != ib->str()) return false;
+    if (tensor_a != tensor_b) {
+      const int side = tensor_a ? 1 : 0;  // the side that wrote a number
+      const std::string number = (tensor_a ? ib : ia)->str(), tensor = (tensor_a ? ia : ib)->str();
+      const bool flipped = tensor != "<tensor>" && tensor.substr(7, tensor.size() - 8) == number;  // max(t, 3): 3, tensor(3)
+      const std::string& own = side == 0 ? a : b;
+      const bool clamped = clamps[side].count(number) && (own.find("tensor(") != std::string::npos || own.find("<tensor>") != std::string::npos);
+      if (!flipped && !clamped) return false;
+    }
     ea = size_t(ia->position() + ia->length());
     eb = size_t(ib->position() + ib->length());
   }
   return a.compare(ea, std::string::npos, b, eb, std::string::npos) == 0;
 }
-}  // namespace
-
 // Two canonical lines of one call that differ only in what the run's data decides: the values
-// of tensors written into their arguments (`x[t0:t1] = v` with tensor bounds, `tensor(3)`) and the
-// shapes of their tensors (`in2=80x50`); every other field, and each Python number not in a
-// tensor's place, equal.
-bool only_data_differs(const std::string& ca, const std::string& cb) {
-  static const std::regex tensor_role(R"(^in[0-9_]+$)");
+// of tensors written into their arguments (`x[t0:t1] = v` with tensor bounds, `tensor(3)`, a
+// clamp's number in a tensor's place) and the shapes of their tensors (`in2=80x50`, and the fields
+// of `tensor_roles`, the layer's input roles: `x=4x4`); every other field, and each other Python
+// number, equal.
+bool only_data_differs(const std::string& ca, const std::string& cb, const std::set<std::string>& tensor_roles) {
   const auto fa = fields_of(ca), fb = fields_of(cb);
   if (fa.size() != fb.size()) return false;
+  const std::array<std::set<std::string>, 2> clamps = {clamp_bounds(fa, tensor_roles), clamp_bounds(fb, tensor_roles)};
   for (auto ia = fa.begin(), ib = fb.begin(); ia != fa.end(); ++ia, ++ib) {
     if (ia->first != ib->first) return false;
-    if (std::regex_match(ia->first, tensor_role)) continue;
-    if (!same_but_tensor_values(ia->second, ib->second)) return false;
+    if (tensor_field(ia->first, tensor_roles)) continue;
+    if (!same_but_tensor_values(ia->second, ib->second, clamps)) return false;
   }
   return true;
 }

@@ -4,7 +4,9 @@
 // and the other took from a cache (a warm-up before the dump), a cast or a copy one side alone
 // needs. Names made of counters ("model.24.mul.5") shift past such a call, so layers are paired
 // by what they compute, in order, not by name.
+#include <array>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,8 +61,14 @@ std::vector<std::string> numbers_in(const std::string& line);
 // included, read as one mark; its sign kept).
 bool only_numbers_differ(const std::string& ca, const std::string& cb);
 // Two canonical lines of one call that differ only in what the run's data decides: the values of
-// tensors written into their arguments (`tensor(3)`) and their tensors' shapes (`in2=80x50`).
-bool only_data_differs(const std::string& ca, const std::string& cb);
+// tensors written into their arguments (`tensor(3)`, or a clamp's 0 or size in a tensor's place)
+// and their tensors' shapes (`in2=80x50`; `tensor_roles`: the layer's input roles, `x=4x4`).
+bool only_data_differs(const std::string& ca, const std::string& cb, const std::set<std::string>& tensor_roles);
+// Whether two texts (an argument's, a view's chain) are one but for what the run's data decides:
+// the values of tensors written into them (`tensor(3)`, `<tensor>`), and a number facing a tensor
+// as a clamp gives it: that tensor's own value, or one of `clamps[side]` (0 and the sizes it
+// indexes) where that side's text holds a tensor too.
+bool same_but_tensor_values(const std::string& a, const std::string& b, const std::array<std::set<std::string>, 2>& clamps);
 // Whether the values of tensors written into two canonical lines' arguments differ.
 bool tensors_in_arguments_differ(const std::string& ca, const std::string& cb);
 

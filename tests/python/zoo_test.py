@@ -11,6 +11,7 @@ import contextlib
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -141,23 +142,31 @@ class Identity(InTempFolder):
                 self.assertGreater(pasted[0]["outputs"][0]["max_abs"], 0, out[-3000:])
 
     def test_a_paste_whose_corner_one_run_clamped_to_a_number(self):
-        # torchvision's paste clamps a corner by Python's max(box[0], 0): a number on the run whose
-        # corner fell below it, the corner's tensor on the other (PyTorch 2.11's TF32 Mask R-CNN
-        # on an H200, exit 2 "B ran another call" before).
-        paths = self.pastes("paste-floor", Paste(floor=3), Paste(floor=3))
-        for a, b in (paths, paths[::-1]):
-            code, out, report = compare(a, b)
-            self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
-            pasted = [l for l in report["layers"] if "setitem" in l["name"]]
-            self.assertEqual(len(pasted), 1, out[-3000:])
-            self.assertNotEqual(pasted[0]["params"], pasted[0]["params_b"], out[-3000:])  # slice(3, ...) against slice(tensor(3), ...)
+        # torchvision's paste clamps a box by Python's max(box[0], 0): a number on the run whose
+        # box fell below it, the box's tensor on the other (PyTorch 2.11's TF32 Mask R-CNN on an
+        # H200, exit 2 "B ran another call" before): `floor`, max(corner, 3), 3 against tensor(3);
+        # `zero`, max(10 corner - 25, 0), 0 against tensor(5) beside a tensor end.
+        for tag, rows in (("floor", lambda c: (max(c, 3), 6)), ("zero", lambda c: (max(c * 10 - 25, 0), c + 3))):
+            paths = self.pastes(f"paste-{tag}", Paste(rows=rows), Paste(rows=rows))
+            for a, b in (paths, paths[::-1]):
+                code, out, report = compare(a, b)
+                with self.subTest(tag=tag):
+                    self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
+                    pasted = [l for l in report["layers"] if "setitem" in l["name"]]
+                    self.assertEqual(len(pasted), 1, out[-3000:])
+                    lines = (pasted[0]["params"], pasted[0]["params_b"])  # slice(3, ...) or slice(0, ...) against slice(tensor(...), ...)
+                    self.assertTrue(any(re.search(r"slice\((3|0),", l) for l in lines) and any("slice(tensor(" in l for l in lines), out[-3000:])
 
     def test_a_paste_whose_code_differs_is_named(self):
         # Other columns on B (a Python number beside the corner, where it pastes or what it
         # crops), or corners the models hold rather than compute (no data parted before them): the
         # model code, whatever the corner.
+        # A number where A's code computes the corner (`fixed`), or a column B's code takes from the
+        # corner (`col`), pasting a number: exit 0 when any number faced a tensor as data.
         for tag, a_model, b_model, b_mixed in (("cols", Paste(), Paste(cols=(2, 6)), True), ("src", Paste(), Paste(src=(1, 5)), True),
-                                              ("held", Paste(corner=torch.tensor(2)), Paste(corner=torch.tensor(3)), False)):
+                                              ("held", Paste(corner=torch.tensor(2)), Paste(corner=torch.tensor(3)), False),
+                                              ("fixed", Paste(fill=True), Paste(fill=True, rows=lambda c: (0, 6)), True),
+                                              ("col", Paste(fill=True), Paste(fill=True, cols=lambda c: (c, 5)), True)):
             paths = self.pastes(f"paste-{tag}", a_model, b_model, b_mixed)
             for a, b in (paths, paths[::-1]):
                 code, out, report = compare(a, b)
@@ -199,21 +208,23 @@ class BoxHead(torch.nn.Module):
 class Paste(torch.nn.Module):
     """Mask R-CNN's paste_mask_in_image: a mask put into a canvas at its box's integer corner, a
     tensor slice bound; the corner is a product the two runs round to different integers (1 + 1.999
-    is 2.999 in float32, and 3 in bfloat16, which holds 1.999 as 2). `cols`: where the model code
-    pastes; `src`: which columns it crops; `corner`: a tensor the model holds instead of one it
-    computes; `scaled`: the crop goes through a layer first; `floor`: the corner clamped by Python's
-    max, as torchvision's paste clamps a box to the canvas."""
+    is 2.999 in float32, and 3 in bfloat16, which holds 1.999 as 2). `rows(corner)`: the rows it
+    pastes (Python's max and min clamp them, as torchvision's paste clamps a box to the canvas);
+    `cols`: the columns, or `cols(corner)`; `src`: which columns it crops; `corner`: a tensor the
+    model holds instead of one it computes; `scaled`: the crop goes through a layer first; `fill`:
+    it pastes a number instead."""
 
-    def __init__(self, cols=(1, 5), src=(0, 4), corner=None, scaled=False, floor=None):
+    def __init__(self, cols=(1, 5), src=(0, 4), corner=None, scaled=False, rows=lambda c: (c, 6), fill=False):
         super().__init__()
-        self.cols, self.src, self.corner, self.scaled, self.floor = cols, src, corner, scaled, floor
+        self.cols, self.src, self.corner, self.scaled, self.rows, self.fill = cols, src, corner, scaled, rows, fill
 
     def forward(self, x):
         corner = torch.matmul(x[:1, :2], torch.ones(2, 1)).long()[0, 0] if self.corner is None else self.corner
-        corner = corner if self.floor is None else max(corner, self.floor)
+        lo, hi = self.rows(corner)
+        cols = self.cols(corner) if callable(self.cols) else self.cols
         canvas = torch.zeros(8, 8)
-        crop = torch.sigmoid(x.float())[corner:6, self.src[0]:self.src[1]]  # its shape follows the corner too
-        canvas[corner:6, self.cols[0]:self.cols[1]] = crop * 1.0 if self.scaled else crop
+        crop = torch.sigmoid(x.float())[lo:hi, self.src[0]:self.src[1]]  # its shape follows the corner too
+        canvas[lo:hi, cols[0]:cols[1]] = 1.0 if self.fill else crop * 1.0 if self.scaled else crop
         return canvas * 2
 
 
