@@ -124,6 +124,39 @@ std::optional<at::ScalarType> scalar_type(const std::string& t) {
 
 namespace {
 
+// A 0-d tensor where the operator takes a number, as Python passes it (torch.arange(t, 6), a size
+// read out of a box): its value, an int only from an integer tensor.
+std::optional<c10::IValue> number_of(const at::Tensor& t, c10::TypeKind kind) {
+  const bool integral = !t.is_floating_point() && !t.is_complex() && t.scalar_type() != at::kBool;
+  switch (kind) {
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType:
+      return integral ? std::optional<c10::IValue>(c10::IValue(t.item<int64_t>())) : std::nullopt;
+    case c10::TypeKind::FloatType:
+      return t.is_complex() ? std::nullopt : std::optional<c10::IValue>(c10::IValue(t.item<double>()));
+    case c10::TypeKind::NumberType:
+      return integral ? c10::IValue(c10::Scalar(t.item<int64_t>())) : c10::IValue(t.item());
+    default:
+      return std::nullopt;
+  }
+}
+
+// A list's text with its 0-d tensors' values in their places: "(in0_0,4)" of torch.full((t, 4),
+// ...), the names in the order of `o`'s tensors; "" when one is not an integer 0-d tensor.
+std::string with_tensor_values(const Operand& o, const std::vector<at::Tensor>& tensors) {
+  static const std::regex name(R"(in[0-9]+_[0-9]+)");
+  std::string out;
+  size_t k = 0, from = 0;
+  for (auto it = std::sregex_iterator(o.text.begin(), o.text.end(), name); it != std::sregex_iterator(); ++it, ++k) {
+    if (k >= o.tensor_list.size()) return "";
+    const at::Tensor& t = tensors[o.tensor_list[k]];
+    if (t.dim() != 0 || t.is_floating_point() || t.is_complex() || t.scalar_type() == at::kBool) return "";
+    out += o.text.substr(from, size_t(it->position()) - from) + std::to_string(t.item<int64_t>());
+    from = size_t(it->position() + it->length());
+  }
+  return k == o.tensor_list.size() ? out + o.text.substr(from) : "";
+}
+
 // The value of `o` as schema type `type` takes it; nullopt when it cannot be that.
 std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, const std::vector<at::Tensor>& tensors) {
   using K = c10::TypeKind;
@@ -148,7 +181,7 @@ std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, 
       return c10::IValue(list);
     }
     if (item->kind() == K::IntType || item->kind() == K::SymIntType) {
-      const auto ints = o.tensor || !o.tensor_list.empty() ? std::nullopt : int_list(o.text);
+      const auto ints = o.tensor ? std::nullopt : int_list(o.tensor_list.empty() ? o.text : with_tensor_values(o, tensors));
       return ints ? std::optional<c10::IValue>(c10::IValue(*ints)) : std::nullopt;
     }
     if (item->kind() == K::FloatType) {
@@ -157,6 +190,7 @@ std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, 
     }
     return std::nullopt;
   }
+  if (o.tensor && tensors[*o.tensor].dim() == 0) return number_of(tensors[*o.tensor], type->kind());
   if (o.tensor || !o.tensor_list.empty()) return std::nullopt;
   switch (type->kind()) {
     case K::IntType:

@@ -157,6 +157,17 @@ class Identity(InTempFolder):
                     lines = (pasted[0]["params"], pasted[0]["params_b"])  # slice(3, ...) or slice(0, ...) against slice(tensor(...), ...)
                     self.assertTrue(any(re.search(r"slice\((3|0),", l) for l in lines) and any("slice(tensor(" in l for l in lines), out[-3000:])
 
+    def test_a_crop_at_a_tensor_corner_into_layers_that_name_their_inputs(self):
+        # parity's own lines name their tensors (`sigmoid x=4x4`, `conv2d x=... w=...`), not in0:
+        # their shapes follow the corner as in0's do (exit 2, "B ran another call", before).
+        paths = self.pastes("crop-named", CropIntoLayers(), CropIntoLayers())
+        for a, b in (paths, paths[::-1]):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
+            named = [l for l in report["layers"] if l["params"].startswith(("sigmoid x=", "conv2d x="))]
+            self.assertEqual(len(named), 2, out[-3000:])
+            self.assertTrue(all(l["params"] != l["params_b"] for l in named), out[-3000:])
+
     def test_a_paste_whose_code_differs_is_named(self):
         # Other columns on B (a Python number beside the corner, where it pastes or what it
         # crops), or corners the models hold rather than compute (no data parted before them): the
@@ -228,6 +239,20 @@ class Paste(torch.nn.Module):
         return canvas * 2
 
 
+class CropIntoLayers(torch.nn.Module):
+    """A crop of a layer's output at Paste's corner into a sigmoid and a conv."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = torch.nn.Conv2d(1, 2, 3, padding=1)
+
+    def forward(self, x):
+        corner = torch.matmul(x[:1, :2], torch.ones(2, 1)).long()[0, 0]
+        crop = (x * 1.0)[corner:6, 0:4]
+        return torch.sigmoid(crop).sum() + self.conv(crop[None, None]).sum()
+
+
 class HalfBoxes(torch.nn.Module):
     """800 boxes of 20 classes up to 1000 pixels, made in the model's dtype, into batched_nms: fewer
     than its 4000 coordinates, so it shifts them by class in their own dtype."""
@@ -296,6 +321,29 @@ class CorruptingSigmoid(zoo.TorchFunctionMode):
         if getattr(func, "__name__", "") == "sigmoid":
             with torch._C.DisableTorchFunction():
                 args[0].view(-1)[37] += 0.25 * max(1.0, abs(float(args[0].view(-1)[37])))
+        return result
+
+
+class SizedByTensor(torch.nn.Module):
+    """A range and a fill whose sizes are a 0-d tensor the model computes."""
+
+    def forward(self, x):
+        corner = torch.matmul(x[:1, :2], torch.ones(2, 1, dtype=x.dtype)).long()[0, 0]
+        return torch.arange(corner, 6).float().sum() * 2 + torch.full((corner, 4), 1.5).sum()
+
+
+class CorruptingFactory(zoo.TorchFunctionMode):
+    """A factory (`name`) whose kernel writes its second element one off."""
+
+    def __init__(self, name):
+        super().__init__()
+        self.name = name
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", "") == self.name:
+            with torch._C.DisableTorchFunction():
+                result.view(-1)[1] += 1
         return result
 
 
@@ -557,6 +605,19 @@ class Hazards(InTempFolder):
             self.assertEqual((code, origin and origin["name"], origin and origin["defective"]), (1, layer, side), note + out[-2000:])
             origins.append(origin)
         return origins
+
+    def test_a_range_and_a_fill_sized_by_a_tensor(self):
+        # torch.arange(t, 6) and torch.full((t, 4), v) with t a 0-d tensor the runs round apart:
+        # ATen takes numbers there, as Python passes t (UNCHECKED, exit 1 on two correct runs,
+        # before); a wrong element of either is named.
+        x = torch.rand(6, 6, generator=torch.Generator().manual_seed(3))
+        x[0, :2] = torch.tensor([1.0, 1.999])  # a corner of 2 in float32, 3 in bfloat16
+        a, b = self.dump("sized-f32", SizedByTensor(), x), self.dump("sized-bf16", SizedByTensor(), x, torch.bfloat16)
+        for first, second in ((a, b), (b, a)):
+            code, out, report = compare(first, second)
+            self.assertEqual((code, report["unchecked"], report["structural"]), (0, 0, 0), out[-3000:])
+        for call in ("arange", "full"):
+            self.assert_named(a, self.dump(f"sized-bad-{call}", SizedByTensor(), x, below=CorruptingFactory(call)), call)
 
     def test_model_code_after_steering_is_still_named(self):
         torch.manual_seed(0)
