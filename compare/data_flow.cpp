@@ -1,5 +1,7 @@
 #include "compare/data_flow.h"
 
+#include <cstdlib>
+
 #include "core/stats.h"
 
 namespace parity {
@@ -70,6 +72,17 @@ bool DataFlow::read_into_python(int side, double v) const {
   }
   unread_[side].clear();
   return read.count(v) > 0 || read.count(double(float(v))) > 0;
+}
+
+bool DataFlow::numbers_read_into_python(const std::string& a, const std::string& b) const {
+  if (a == b || !only_numbers_differ(a, b)) return false;
+  const std::vector<std::string> na = numbers_in(a), nb = numbers_in(b);
+  if (na.size() != nb.size()) return false;
+  for (size_t k = 0; k < na.size(); ++k) {
+    if (na[k] == nb[k]) continue;
+    if (!read_into_python(0, std::strtod(na[k].c_str(), nullptr)) || !read_into_python(1, std::strtod(nb[k].c_str(), nullptr))) return false;
+  }
+  return true;
 }
 
 int64_t DataFlow::add_origin(const std::string& name) {

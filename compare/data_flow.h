@@ -36,6 +36,10 @@ class DataFlow {
   // numbers (`x / x.abs().amax().item()`: the 1.515625 in the div's line), as it is or as the dump
   // wrote it (float32): a number the run's data gave, not its code.
   bool read_into_python(int side, double v) const;
+  // Whether texts a and b (a view's chain, a line without its tensors' shapes) differ only in
+  // numbers, and each number that differs is one its run read into Python: a crop at int(t) or
+  // t.item() on each side (`x[int(y0):6]`), not the model code.
+  bool numbers_read_into_python(const std::string& a, const std::string& b) const;
 
   // What the layers downstream read of layer i of `side`: whether it differs, the origin it
   // carries (or -1), whether its outputs steer what follows.

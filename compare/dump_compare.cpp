@@ -297,6 +297,16 @@ class Comparer {
     return any;
   }
 
+  // Whether an input of the pair is a view each side took at numbers its run read into Python
+  // (`x[int(y0):6]`): the elements its data says.
+  bool cropped_at_read_numbers(const DumpLayer& la, const DumpLayer& lb) const {
+    for (size_t k = 0; k < la.inputs.size() && k < lb.inputs.size(); ++k) {
+      const DumpTensorInfo &ta = la.inputs[k], &tb = lb.inputs[k];
+      if (ta.has_via && tb.has_via && flow_.numbers_read_into_python(via_text(ta.via), via_text(tb.via))) return true;
+    }
+    return false;
+  }
+
   LayerReport paired(int64_t ia, int64_t ib) {
     const DumpLayer &la = p_.a.layers[size_t(ia)], &lb = p_.b.layers[size_t(ib)];
     int64_t up = flow_.upstream(0, ia);
@@ -315,11 +325,13 @@ class Comparer {
       for (const DumpTensorInfo& t : l->inputs) roles.insert(t.role);
     }
     const bool data_decided = flow_.steered_so_far() && only_data_differs(ca, cb, roles) &&
-                              (tensors_in_arguments_differ(ca, cb) || indexed_input(la) || indexed_input(lb));
+                              (tensors_in_arguments_differ(ca, cb) || indexed_input(la) || indexed_input(lb) || cropped_at_read_numbers(la, lb));
     // A number the run read out of a tensor that differs (`.item()`) and passed on as a Python
     // number (`x / m.item()`) differs as that tensor does; one derived from its type's finfo, as
-    // the type does.
-    const bool read_from_data = only_numbers_differ(ca, cb) && numbers_from_the_run(ca, cb);
+    // the type does. Once the runs' data have parted, the shapes that follow such numbers (a crop
+    // at `int(y0)`) may differ too.
+    const bool read_from_data = (only_numbers_differ(ca, cb) && numbers_from_the_run(ca, cb)) ||
+                                (flow_.steered_so_far() && flow_.numbers_read_into_python(without_tensor_shapes(ca, roles), without_tensor_shapes(cb, roles)));
     const bool shapes_followed_data = ca != cb && ((steered && only_numbers_differ(ca, cb)) || data_decided || read_from_data);
     // Directly after a layer that steers, layers pair iteration by iteration as best they can
     // (a per-detection loop): which producer feeds which is no finding there.

@@ -114,6 +114,7 @@ std::string InputChecks::inconsistent_input(const DumpLayer& la, const DumpLayer
           same_but_tensor_values(via_text(ta.via), via_text(tb.via), clamps_of(*pa, *pb))) {
         continue;
       }
+      if (flow.steered_so_far() && flow.numbers_read_into_python(via_text(ta.via), via_text(tb.via))) continue;
       const std::vector<int64_t> from_a = via_sources(pa->shape, ta.via), from_b = via_sources(pb->shape, tb.via);
       if (from_a.empty() || from_b.empty() || (from_a == from_b && ta.shape == tb.shape)) continue;
       return "input " + ta.role + " takes other elements of " + ta.source + ": A through " + via_text(ta.via) + ", B through " +

@@ -412,6 +412,17 @@ bool only_data_differs(const std::string& ca, const std::string& cb, const std::
   return true;
 }
 
+std::string without_tensor_shapes(const std::string& line, const std::set<std::string>& tensor_roles) {
+  std::istringstream in(line);
+  std::string out, word;
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    if (!out.empty() && eq != std::string::npos && tensor_field(word.substr(0, eq), tensor_roles)) continue;
+    out += (out.empty() ? "" : " ") + word;
+  }
+  return out;
+}
+
 // Whether the values of tensors written into two canonical lines' arguments differ.
 bool tensors_in_arguments_differ(const std::string& ca, const std::string& cb) {
   const auto all = [](const std::string& line) {

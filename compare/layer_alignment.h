@@ -69,6 +69,8 @@ bool only_data_differs(const std::string& ca, const std::string& cb, const std::
 // as a clamp gives it: that tensor's own value, or one of `clamps[side]` (0 and the sizes it
 // indexes) where that side's text holds a tensor too.
 bool same_but_tensor_values(const std::string& a, const std::string& b, const std::array<std::set<std::string>, 2>& clamps);
+// A canonical line without the shapes of its tensors (`in<i>=`, and the fields of `tensor_roles`).
+std::string without_tensor_shapes(const std::string& line, const std::set<std::string>& tensor_roles);
 // Whether the values of tensors written into two canonical lines' arguments differ.
 bool tensors_in_arguments_differ(const std::string& ca, const std::string& cb);
 

@@ -157,6 +157,19 @@ class Identity(InTempFolder):
                     lines = (pasted[0]["params"], pasted[0]["params_b"])  # slice(3, ...) or slice(0, ...) against slice(tensor(...), ...)
                     self.assertTrue(any(re.search(r"slice\((3|0),", l) for l in lines) and any("slice(tensor(" in l for l in lines), out[-3000:])
 
+    def test_a_paste_at_a_corner_read_into_python(self):
+        # `x[int(y0):6]`, `x[y0.item():6]` (the crop's shape follows the number): exit 2 on two
+        # correct runs before, "B ran another call" at the crop and the paste.
+        for tag, rows in (("int", lambda c: (int(c), 6)), ("item", lambda c: (c.item(), 6))):
+            paths = self.pastes(f"paste-{tag}", Paste(rows=rows), Paste(rows=rows))
+            for a, b in (paths, paths[::-1]):
+                code, out, report = compare(a, b)
+                with self.subTest(tag=tag):
+                    self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
+                    pasted = [l for l in report["layers"] if "setitem" in l["name"]]
+                    self.assertEqual(len(pasted), 1, out[-3000:])
+                    self.assertNotEqual(pasted[0]["params"], pasted[0]["params_b"], out[-3000:])  # slice(2, ...) against slice(3, ...)
+
     def test_a_crop_at_a_tensor_corner_into_layers_that_name_their_inputs(self):
         # parity's own lines name their tensors (`sigmoid x=4x4`, `conv2d x=... w=...`), not in0:
         # their shapes follow the corner as in0's do (exit 2, "B ran another call", before).
@@ -173,11 +186,13 @@ class Identity(InTempFolder):
         # crops), or corners the models hold rather than compute (no data parted before them): the
         # model code, whatever the corner.
         # A number where A's code computes the corner (`fixed`), or a column B's code takes from the
-        # corner (`col`), pasting a number: exit 0 when any number faced a tensor as data.
+        # corner (`col`), pasting a number: exit 0 when any number faced a tensor as data. A
+        # number B's code fixes where A's reads its corner into Python (`read`).
         for tag, a_model, b_model, b_mixed in (("cols", Paste(), Paste(cols=(2, 6)), True), ("src", Paste(), Paste(src=(1, 5)), True),
                                               ("held", Paste(corner=torch.tensor(2)), Paste(corner=torch.tensor(3)), False),
                                               ("fixed", Paste(fill=True), Paste(fill=True, rows=lambda c: (0, 6)), True),
-                                              ("col", Paste(fill=True), Paste(fill=True, cols=lambda c: (c, 5)), True)):
+                                              ("col", Paste(fill=True), Paste(fill=True, cols=lambda c: (c, 5)), True),
+                                              ("read", Paste(rows=lambda c: (int(c), 6)), Paste(rows=lambda c: (3, 6)), True)):
             paths = self.pastes(f"paste-{tag}", a_model, b_model, b_mixed)
             for a, b in (paths, paths[::-1]):
                 code, out, report = compare(a, b)
