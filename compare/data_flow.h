@@ -37,8 +37,9 @@ class DataFlow {
   // wrote it (float32): a number the run's data gave, not its code.
   bool read_into_python(int side, double v) const;
   // Whether texts a and b (a view's chain, a line without its tensors' shapes) differ only in
-  // numbers, and each number that differs is one its run read into Python: a crop at int(t) or
-  // t.item() on each side (`x[int(y0):6]`), not the model code.
+  // numbers, each pair that differs read into Python by the two runs as one value: the same
+  // element of the k-th output each run read (a crop at int(t) or t.item() on each side,
+  // `x[int(y0):6]`), not the model code.
   bool numbers_read_into_python(const std::string& a, const std::string& b) const;
 
   // What the layers downstream read of layer i of `side`: whether it differs, the origin it
@@ -63,6 +64,9 @@ class DataFlow {
   // is first asked about, and the values of those loaded.
   mutable std::vector<const DumpTensorInfo*> unread_[2];
   mutable std::set<double> read_values_[2];
+  // Every output read into Python so far, in the order read, and the values of those loaded.
+  std::vector<const DumpTensorInfo*> reads_[2];
+  mutable std::vector<std::vector<double>> read_in_order_[2];
 };
 
 }  // namespace parity

@@ -320,9 +320,10 @@ class Comparer {
     // Once the runs' data have parted where control flow follows it (a box's integer corner),
     // tensors written into the arguments (slice bounds) may hold other values, and the shapes
     // that follow them (a crop taken at those bounds) may differ: every other field equal.
-    std::set<std::string> roles;
-    for (const DumpLayer* l : {&la, &lb}) {
-      for (const DumpTensorInfo& t : l->inputs) roles.insert(t.role);
+    std::set<std::string> roles;  // inputs a layer made on each side: their shapes may follow the data
+    for (const DumpTensorInfo& t : la.inputs) {
+      const DumpTensorInfo* u = lb.input_named(t.role);
+      if (u && t.source_layer >= 0 && u->source_layer >= 0) roles.insert(t.role);
     }
     const bool data_decided = flow_.steered_so_far() && only_data_differs(ca, cb, roles) &&
                               (tensors_in_arguments_differ(ca, cb) || indexed_input(la) || indexed_input(lb) || cropped_at_read_numbers(la, lb));

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -349,29 +350,44 @@ const std::regex& tensor_text() {
   return r;
 }
 
-bool tensor_field(const std::string& key, const std::set<std::string>& tensor_roles) {
-  static const std::regex recorded_role(R"(^in[0-9_]+$)");
-  return tensor_roles.count(key) || std::regex_match(key, recorded_role);
-}
-
 // The numbers a slice bound clamped to what it indexes takes: 0 and each size of the line's
 // tensors (torchvision's paste clamps a box to its canvas: max(box[0], 0), min(box[2] + 1, w)).
 std::set<std::string> clamp_bounds(const std::map<std::string, std::string>& fields, const std::set<std::string>& tensor_roles) {
+  static const std::regex recorded_role(R"(^in[0-9_]+$)");
   std::set<std::string> out{"0"};
   for (const auto& [key, value] : fields) {
-    if (!tensor_field(key, tensor_roles)) continue;
+    if (!tensor_roles.count(key) && !std::regex_match(key, recorded_role)) continue;
     std::istringstream sizes(value);
     for (std::string size; std::getline(sizes, size, 'x');) out.insert(size);
   }
   return out;
 }
+
+// Whether the token at `pos` (of `len` characters) of a text is a slice's start or stop: beside a
+// colon in a view's chain (`[0:<tensor>]`), or slice(start, stop, ...)'s first two in a line.
+bool slice_bound(const std::string& text, size_t pos, size_t len) {
+  if ((pos > 0 && text[pos - 1] == ':') || (pos + len < text.size() && text[pos + len] == ':')) return true;
+  const size_t open = text.rfind("slice(", pos);
+  if (open == std::string::npos) return false;
+  static const std::regex stop_follows(R"(^[^(),]*,$)");
+  const std::string before = std::regex_replace(text.substr(open + 6, pos - open - 6), tensor_text(), "t");
+  return before.empty() || std::regex_match(before, stop_follows);
+}
+
+// A tensor's value as its repr gives it (`tensor(3)`, `tensor(3.)`); nullopt for any other.
+std::optional<double> tensor_value(const std::string& token) {
+  static const std::regex plain(std::string(R"(^tensor\((-?)") + kUnsignedNumber + R"(\.?)\)$)");
+  if (!std::regex_match(token, plain)) return std::nullopt;
+  return std::strtod(token.c_str() + 7, nullptr);
+}
 }  // namespace
 
 // A Python number facing a tensor counts as the tensor's value only as a clamp's result: Python's
-// max(t, 3) gives 3 on the run where t fell below 3 and tensor(3) on the other; torchvision's
-// paste writes max(box[0], 0), 0 on the run whose box fell below it and the box's tensor on the
-// other, beside the box's other tensors. Any other number there (a corner the code fixes, a column
-// taken from the row) is the code.
+// max(t, 3) gives 3 on the run where t fell below 3 and tensor(3) on the other (the same value);
+// torchvision's paste writes max(box[0], 0), 0 on the run whose box fell below it and the box's
+// tensor, at least 0, on the other, beside the box's other tensors; min(box[2] + 1, w) writes w,
+// the other run a tensor at most w. Only at a slice's bounds. Any other number there (a corner the
+// code fixes, a column taken from the row) is the code.
 bool same_but_tensor_values(const std::string& a, const std::string& b, const std::array<std::set<std::string>, 2>& clamps) {
   static const std::regex token(std::string(R"(tensor\([^()]*\)|<tensor>|-?)") + kUnsignedNumber);
   auto ia = std::sregex_iterator(a.begin(), a.end(), token), ib = std::sregex_iterator(b.begin(), b.end(), token);
@@ -385,9 +401,14 @@ bool same_but_tensor_values(const std::string& a, const std::string& b, const st
     if (tensor_a != tensor_b) {
       const int side = tensor_a ? 1 : 0;  // the side that wrote a number
       const std::string number = (tensor_a ? ib : ia)->str(), tensor = (tensor_a ? ia : ib)->str();
-      const bool flipped = tensor != "<tensor>" && tensor.substr(7, tensor.size() - 8) == number;  // max(t, 3): 3, tensor(3)
+      const std::optional<double> value = tensor_value(tensor);
+      const double n = std::strtod(number.c_str(), nullptr);
+      const bool flipped = value && *value == n;  // max(t, 3): 3, tensor(3)
       const std::string& own = side == 0 ? a : b;
-      const bool clamped = clamps[side].count(number) && (own.find("tensor(") != std::string::npos || own.find("<tensor>") != std::string::npos);
+      const size_t at = size_t((tensor_a ? ib : ia)->position());
+      const bool beside_tensors = own.find("tensor(") != std::string::npos || own.find("<tensor>") != std::string::npos;
+      const bool on_its_side = !value || (n == 0 ? *value >= 0 : *value <= n);  // max(t, 0) kept t >= 0; min(t, w) kept t <= w
+      const bool clamped = clamps[size_t(side)].count(number) && beside_tensors && on_its_side && slice_bound(own, at, number.size());
       if (!flipped && !clamped) return false;
     }
     ea = size_t(ia->position() + ia->length());
@@ -397,16 +418,15 @@ bool same_but_tensor_values(const std::string& a, const std::string& b, const st
 }
 // Two canonical lines of one call that differ only in what the run's data decides: the values
 // of tensors written into their arguments (`x[t0:t1] = v` with tensor bounds, `tensor(3)`, a
-// clamp's number in a tensor's place) and the shapes of their tensors (`in2=80x50`, and the fields
-// of `tensor_roles`, the layer's input roles: `x=4x4`); every other field, and each other Python
-// number, equal.
+// clamp's number in a tensor's place) and the shapes of the tensors of `tensor_roles` (`in2=80x50`,
+// `x=4x4`: inputs a layer made on each side); every other field, and each other Python number, equal.
 bool only_data_differs(const std::string& ca, const std::string& cb, const std::set<std::string>& tensor_roles) {
   const auto fa = fields_of(ca), fb = fields_of(cb);
   if (fa.size() != fb.size()) return false;
   const std::array<std::set<std::string>, 2> clamps = {clamp_bounds(fa, tensor_roles), clamp_bounds(fb, tensor_roles)};
   for (auto ia = fa.begin(), ib = fb.begin(); ia != fa.end(); ++ia, ++ib) {
     if (ia->first != ib->first) return false;
-    if (tensor_field(ia->first, tensor_roles)) continue;
+    if (tensor_roles.count(ia->first)) continue;
     if (!same_but_tensor_values(ia->second, ib->second, clamps)) return false;
   }
   return true;
@@ -417,7 +437,7 @@ std::string without_tensor_shapes(const std::string& line, const std::set<std::s
   std::string out, word;
   while (in >> word) {
     const size_t eq = word.find('=');
-    if (!out.empty() && eq != std::string::npos && tensor_field(word.substr(0, eq), tensor_roles)) continue;
+    if (!out.empty() && eq != std::string::npos && tensor_roles.count(word.substr(0, eq))) continue;
     out += (out.empty() ? "" : " ") + word;
   }
   return out;

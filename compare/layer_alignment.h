@@ -62,14 +62,16 @@ std::vector<std::string> numbers_in(const std::string& line);
 bool only_numbers_differ(const std::string& ca, const std::string& cb);
 // Two canonical lines of one call that differ only in what the run's data decides: the values of
 // tensors written into their arguments (`tensor(3)`, or a clamp's 0 or size in a tensor's place)
-// and their tensors' shapes (`in2=80x50`; `tensor_roles`: the layer's input roles, `x=4x4`).
+// and the shapes of the tensors of `tensor_roles` (`in2=80x50`, `x=4x4`: the inputs a layer made on
+// each side, whose shapes may follow the data; a weight's never does).
 bool only_data_differs(const std::string& ca, const std::string& cb, const std::set<std::string>& tensor_roles);
 // Whether two texts (an argument's, a view's chain) are one but for what the run's data decides:
 // the values of tensors written into them (`tensor(3)`, `<tensor>`), and a number facing a tensor
-// as a clamp gives it: that tensor's own value, or one of `clamps[side]` (0 and the sizes it
-// indexes) where that side's text holds a tensor too.
+// as a clamp gives it: that tensor's own value, or, at a slice's bound, one of `clamps[side]` (0
+// and the sizes of the tensors there) where that side's text holds a tensor too and the tensor
+// lies on the clamp's side of it.
 bool same_but_tensor_values(const std::string& a, const std::string& b, const std::array<std::set<std::string>, 2>& clamps);
-// A canonical line without the shapes of its tensors (`in<i>=`, and the fields of `tensor_roles`).
+// A canonical line without the shapes of the tensors of `tensor_roles`.
 std::string without_tensor_shapes(const std::string& line, const std::set<std::string>& tensor_roles);
 // Whether the values of tensors written into two canonical lines' arguments differ.
 bool tensors_in_arguments_differ(const std::string& ca, const std::string& cb);

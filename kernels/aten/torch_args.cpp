@@ -157,12 +157,14 @@ std::string with_tensor_values(const Operand& o, const std::vector<at::Tensor>& 
   return k == o.tensor_list.size() ? out + o.text.substr(from) : "";
 }
 
-// The value of `o` as schema type `type` takes it; nullopt when it cannot be that.
-std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, const std::vector<at::Tensor>& tensors) {
+// The value of `o` as schema type `type` takes it; nullopt when it cannot be that. `as_numbers`:
+// 0-d tensors may stand for numbers (tried only where no overload takes them as tensors, as Python
+// picks an overload).
+std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, const std::vector<at::Tensor>& tensors, bool as_numbers) {
   using K = c10::TypeKind;
   if (type->kind() == K::OptionalType) {
     if (!o.tensor && o.tensor_list.empty() && o.text == "None") return c10::IValue();
-    return value_as(o, type->castRaw<c10::OptionalType>()->getElementType(), tensors);
+    return value_as(o, type->castRaw<c10::OptionalType>()->getElementType(), tensors, as_numbers);
   }
   if (type->kind() == K::TensorType) return o.tensor ? std::optional<c10::IValue>(tensors[*o.tensor]) : std::nullopt;
   if (type->kind() == K::ListType) {
@@ -181,7 +183,8 @@ std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, 
       return c10::IValue(list);
     }
     if (item->kind() == K::IntType || item->kind() == K::SymIntType) {
-      const auto ints = o.tensor ? std::nullopt : int_list(o.tensor_list.empty() ? o.text : with_tensor_values(o, tensors));
+      const auto ints = o.tensor || (!o.tensor_list.empty() && !as_numbers) ? std::nullopt
+                                                                             : int_list(o.tensor_list.empty() ? o.text : with_tensor_values(o, tensors));
       return ints ? std::optional<c10::IValue>(c10::IValue(*ints)) : std::nullopt;
     }
     if (item->kind() == K::FloatType) {
@@ -190,7 +193,7 @@ std::optional<c10::IValue> value_as(const Operand& o, const c10::TypePtr& type, 
     }
     return std::nullopt;
   }
-  if (o.tensor && tensors[*o.tensor].dim() == 0) return number_of(tensors[*o.tensor], type->kind());
+  if (as_numbers && o.tensor && tensors[*o.tensor].dim() == 0) return number_of(tensors[*o.tensor], type->kind());
   if (o.tensor || !o.tensor_list.empty()) return std::nullopt;
   switch (type->kind()) {
     case K::IntType:
@@ -254,7 +257,7 @@ std::optional<c10::IValue> repeated_int(const c10::Argument& a, const Operand& o
 // varargs (x.view(2, 3), x.permute(0, 2, 1)) fill an int list of no fixed size; one int given for
 // a list of fixed size N is N of it (avg_pool2d(x, 2), adaptive_avg_pool2d(x, 1): Python's
 // _pair); Python's `input` is ATen's `self`.
-std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, const std::vector<at::Tensor>& tensors) {
+std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, const std::vector<at::Tensor>& tensors, bool as_numbers) {
   torch::jit::Stack stack;
   size_t next = 0;
   if (args.keywords.count("input") && !args.keywords.count("self")) {
@@ -278,11 +281,11 @@ std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, c
         for (; next < args.positional.size() && args.positional[next].tensor; ++next) packed.push_back(tensors[*args.positional[next].tensor]);
         v = c10::IValue(packed);
       } else {
-        v = value_as(args.positional[next++], type, tensors);
+        v = value_as(args.positional[next++], type, tensors, as_numbers);
       }
     } else if (const auto it = args.keywords.find(a.name()); it != args.keywords.end()) {
       v = repeated_int(a, it->second);
-      if (!v) v = value_as(it->second, type, tensors);
+      if (!v) v = value_as(it->second, type, tensors, as_numbers);
       args.keywords.erase(it);
     } else if (a.default_value()) {
       v = *a.default_value();
@@ -398,30 +401,32 @@ std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, c
     if (n.name == full) overloads.push_back(&n);
   }
   if (overloads.empty()) throw Error("LibTorch here has no " + full);
-  for (const c10::OperatorName* n : overloads) {
-    const auto handle = c10::Dispatcher::singleton().findSchema(*n);
-    if (!handle || !handle->hasSchema()) continue;
-    const c10::FunctionSchema& schema = handle->schema();
-    if (random_op(schema)) throw Error(op + " is random: its generator's state is not recorded");
-    auto stack = bind(schema, args, tensors);
-    if (!stack) continue;
-    for (size_t i = 0; i < schema.arguments().size(); ++i) {
-      if (schema.arguments()[i].name() == "train" && (*stack)[i].isBool() && (*stack)[i].toBool()) {
-        throw Error(op + " in training mode is random: its generator's state is not recorded");
+  for (const bool as_numbers : {false, true}) {
+    for (const c10::OperatorName* n : overloads) {
+      const auto handle = c10::Dispatcher::singleton().findSchema(*n);
+      if (!handle || !handle->hasSchema()) continue;
+      const c10::FunctionSchema& schema = handle->schema();
+      if (random_op(schema)) throw Error(op + " is random: its generator's state is not recorded");
+      auto stack = bind(schema, args, tensors, as_numbers);
+      if (!stack) continue;
+      for (size_t i = 0; i < schema.arguments().size(); ++i) {
+        if (schema.arguments()[i].name() == "train" && (*stack)[i].isBool() && (*stack)[i].toBool()) {
+          throw Error(op + " in training mode is random: its generator's state is not recorded");
+        }
       }
-    }
-    handle->callBoxed(&*stack);
-    std::vector<at::Tensor> out;
-    for (const c10::IValue& v : *stack) {
-      if (v.isTensor()) {
-        out.push_back(v.toTensor());
-      } else if (v.isTensorList()) {
-        for (const at::Tensor& t : v.toTensorVector()) out.push_back(t);
-      } else {
-        throw Error("aten::" + name + " returned something other than tensors");
+      handle->callBoxed(&*stack);
+      std::vector<at::Tensor> out;
+      for (const c10::IValue& v : *stack) {
+        if (v.isTensor()) {
+          out.push_back(v.toTensor());
+        } else if (v.isTensorList()) {
+          for (const at::Tensor& t : v.toTensorVector()) out.push_back(t);
+        } else {
+          throw Error("aten::" + name + " returned something other than tensors");
+        }
       }
+      return out;
     }
-    return out;
   }
   throw Error("the recorded arguments of " + op + " fit no overload of " + full);
 }

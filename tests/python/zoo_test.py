@@ -170,6 +170,21 @@ class Identity(InTempFolder):
                     self.assertEqual(len(pasted), 1, out[-3000:])
                     self.assertNotEqual(pasted[0]["params"], pasted[0]["params_b"], out[-3000:])  # slice(2, ...) against slice(3, ...)
 
+    def test_what_data_may_move_is_paired_with_where_it_came_from(self):
+        # After a .tolist() of many small integers, a paste offset by one in B's code (int(y0) + 1)
+        # read as "a number the run read" (both numbers were read, by other elements); a linear
+        # with a bias on one side only, after a crop at a tensor corner, read as a shape that
+        # followed the data.
+        reads = Paste(rows=lambda c: (int(c), 6), reads=True)
+        paths = self.pastes("offset", reads, Paste(rows=lambda c: (int(c) + 1, 6), reads=True))
+        linear = self.pastes("bias", CropIntoLayers(bias=True), CropIntoLayers(bias=False))
+        for tag, (a, b) in (("offset", paths), ("bias", linear)):
+            for first, second in ((a, b), (b, a)):
+                code, out, report = compare(first, second)
+                with self.subTest(tag=tag):
+                    self.assertEqual(code, 2, out[-3000:])
+                    self.assertGreater(report["structural"], 0, out[-3000:])
+
     def test_a_crop_at_a_tensor_corner_into_layers_that_name_their_inputs(self):
         # parity's own lines name their tensors (`sigmoid x=4x4`, `conv2d x=... w=...`), not in0:
         # their shapes follow the corner as in0's do (exit 2, "B ran another call", before).
@@ -177,8 +192,8 @@ class Identity(InTempFolder):
         for a, b in (paths, paths[::-1]):
             code, out, report = compare(a, b)
             self.assertEqual((code, report["failed"], report["structural"]), (0, 0, 0), out[-3000:])
-            named = [l for l in report["layers"] if l["params"].startswith(("sigmoid x=", "conv2d x="))]
-            self.assertEqual(len(named), 2, out[-3000:])
+            named = [l for l in report["layers"] if l["params"].startswith(("sigmoid x=", "conv2d x=", "torch.nn.functional.linear"))]
+            self.assertEqual(len(named), 3, out[-3000:])
             self.assertTrue(all(l["params"] != l["params_b"] for l in named), out[-3000:])
 
     def test_a_paste_whose_code_differs_is_named(self):
@@ -238,13 +253,15 @@ class Paste(torch.nn.Module):
     pastes (Python's max and min clamp them, as torchvision's paste clamps a box to the canvas);
     `cols`: the columns, or `cols(corner)`; `src`: which columns it crops; `corner`: a tensor the
     model holds instead of one it computes; `scaled`: the crop goes through a layer first; `fill`:
-    it pastes a number instead."""
+    it pastes a number instead; `reads`: it reads many small integers into Python first."""
 
-    def __init__(self, cols=(1, 5), src=(0, 4), corner=None, scaled=False, rows=lambda c: (c, 6), fill=False):
+    def __init__(self, cols=(1, 5), src=(0, 4), corner=None, scaled=False, rows=lambda c: (c, 6), fill=False, reads=False):
         super().__init__()
-        self.cols, self.src, self.corner, self.scaled, self.rows, self.fill = cols, src, corner, scaled, rows, fill
+        self.cols, self.src, self.corner, self.scaled, self.rows, self.fill, self.reads = cols, src, corner, scaled, rows, fill, reads
 
     def forward(self, x):
+        if self.reads:
+            (x * 8).long().flatten().tolist()  # 36 small integers read into Python
         corner = torch.matmul(x[:1, :2], torch.ones(2, 1)).long()[0, 0] if self.corner is None else self.corner
         lo, hi = self.rows(corner)
         cols = self.cols(corner) if callable(self.cols) else self.cols
@@ -255,17 +272,19 @@ class Paste(torch.nn.Module):
 
 
 class CropIntoLayers(torch.nn.Module):
-    """A crop of a layer's output at Paste's corner into a sigmoid and a conv."""
+    """A crop of a layer's output at Paste's corner into a sigmoid, a conv and a linear (with a
+    bias, or not)."""
 
-    def __init__(self):
+    def __init__(self, bias=True):
         super().__init__()
         torch.manual_seed(0)
-        self.conv = torch.nn.Conv2d(1, 2, 3, padding=1)
+        self.conv, self.lin, self.bias = torch.nn.Conv2d(1, 2, 3, padding=1), torch.nn.Linear(4, 3), bias
 
     def forward(self, x):
         corner = torch.matmul(x[:1, :2], torch.ones(2, 1)).long()[0, 0]
         crop = (x * 1.0)[corner:6, 0:4]
-        return torch.sigmoid(crop).sum() + self.conv(crop[None, None]).sum()
+        lin = torch.nn.functional.linear(crop, self.lin.weight, self.lin.bias if self.bias else None)
+        return torch.sigmoid(crop).sum() + self.conv(crop[None, None]).sum() + lin.sum()
 
 
 class HalfBoxes(torch.nn.Module):
