@@ -59,7 +59,6 @@ void DataFlow::record(int side, int64_t i, bool differs, int64_t origin, bool st
   steered_so_far_ = steered_so_far_ || steers;
   for (const DumpTensorInfo& o : p_.side(side).layers[size_t(i)].outputs) {
     if (o.to_python && count(o.shape) <= kReadValuesKept) {  // .item(), float(t), a short .tolist()
-      unread_[side].push_back(&o);
       reads_[side].push_back(&o);
     }
   }
@@ -68,27 +67,26 @@ void DataFlow::record(int side, int64_t i, bool differs, int64_t origin, bool st
 }
 
 bool DataFlow::read_into_python(int side, double v) const {
-  std::set<double>& read = read_values_[side];
-  for (const DumpTensorInfo* o : unread_[side]) {
-    const Tensor t = p_.side(side).load(*o);
-    for (int64_t e = 0; e < t.numel(); ++e) read.insert(element_as_double(t, e));
-  }
-  unread_[side].clear();
+  load_reads(side);
+  const std::set<double>& read = read_values_[side];
   return read.count(v) > 0 || read.count(double(float(v))) > 0;
+}
+
+void DataFlow::load_reads(int side) const {
+  for (size_t k = read_in_order_[side].size(); k < reads_[side].size(); ++k) {
+    const Tensor t = p_.side(side).load(*reads_[side][k]);
+    std::vector<double> v(size_t(t.numel()));
+    for (int64_t e = 0; e < t.numel(); ++e) v[size_t(e)] = element_as_double(t, e);
+    read_values_[side].insert(v.begin(), v.end());
+    read_in_order_[side].push_back(std::move(v));
+  }
 }
 
 bool DataFlow::numbers_read_into_python(const std::string& a, const std::string& b) const {
   if (a == b || !only_numbers_differ(a, b)) return false;
   const std::vector<std::string> na = numbers_in(a), nb = numbers_in(b);
   if (na.size() != nb.size()) return false;
-  for (int side = 0; side < 2; ++side) {
-    for (size_t k = read_in_order_[side].size(); k < reads_[side].size(); ++k) {
-      const Tensor t = p_.side(side).load(*reads_[side][k]);
-      std::vector<double> v(size_t(t.numel()));
-      for (int64_t e = 0; e < t.numel(); ++e) v[size_t(e)] = element_as_double(t, e);
-      read_in_order_[side].push_back(std::move(v));
-    }
-  }
+  load_reads(0), load_reads(1);
   const auto same_read = [&](double x, double y) {
     const auto is = [](double held, double v) { return held == v || held == double(float(v)); };
     for (size_t k = 0; k < read_in_order_[0].size() && k < read_in_order_[1].size(); ++k) {

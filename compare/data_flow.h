@@ -60,13 +60,12 @@ class DataFlow {
   std::vector<char> after_steering_[2];  // steers_, or downstream of a layer that does
   std::vector<std::string> origin_names_;
   bool steered_so_far_ = false;
-  // Per side: the outputs read into Python recorded so far (small ones), loaded only when a number
-  // is first asked about, and the values of those loaded.
-  mutable std::vector<const DumpTensorInfo*> unread_[2];
-  mutable std::set<double> read_values_[2];
-  // Every output read into Python so far, in the order read, and the values of those loaded.
+  // Per side: the outputs read into Python recorded so far (small ones), in the order read; those
+  // loaded (only when a number is first asked about), their values in that order and as a set.
+  void load_reads(int side) const;
   std::vector<const DumpTensorInfo*> reads_[2];
   mutable std::vector<std::vector<double>> read_in_order_[2];
+  mutable std::set<double> read_values_[2];
 };
 
 }  // namespace parity
