@@ -320,19 +320,21 @@ class Comparer {
     // Once the runs' data have parted where control flow follows it (a box's integer corner),
     // tensors written into the arguments (slice bounds) may hold other values, and the shapes
     // that follow them (a crop taken at those bounds) may differ: every other field equal.
+    // Only lines that differ after the data parted ask; a pair of equal lines needs none of this.
+    const bool may_follow_data = flow_.steered_so_far() && ca != cb;
     std::set<std::string> roles;  // inputs a layer made on each side: their shapes may follow the data
-    for (const DumpTensorInfo& t : la.inputs) {
-      const DumpTensorInfo* u = lb.input_named(t.role);
-      if (u && t.source_layer >= 0 && u->source_layer >= 0) roles.insert(t.role);
+    for (size_t k = 0; may_follow_data && k < la.inputs.size(); ++k) {
+      const DumpTensorInfo* u = lb.input_named(la.inputs[k].role);
+      if (u && la.inputs[k].source_layer >= 0 && u->source_layer >= 0) roles.insert(la.inputs[k].role);
     }
-    const bool data_decided = flow_.steered_so_far() && only_data_differs(ca, cb, roles) &&
+    const bool data_decided = may_follow_data && only_data_differs(ca, cb, roles) &&
                               (tensors_in_arguments_differ(ca, cb) || indexed_input(la) || indexed_input(lb) || cropped_at_read_numbers(la, lb));
     // A number the run read out of a tensor that differs (`.item()`) and passed on as a Python
     // number (`x / m.item()`) differs as that tensor does; one derived from its type's finfo, as
     // the type does. Once the runs' data have parted, the shapes that follow such numbers (a crop
     // at `int(y0)`) may differ too.
     const bool read_from_data = (only_numbers_differ(ca, cb) && numbers_from_the_run(ca, cb)) ||
-                                (flow_.steered_so_far() && flow_.numbers_read_into_python(without_tensor_shapes(ca, roles), without_tensor_shapes(cb, roles)));
+                                (may_follow_data && flow_.numbers_read_into_python(without_tensor_shapes(ca, roles), without_tensor_shapes(cb, roles)));
     const bool shapes_followed_data = ca != cb && ((steered && only_numbers_differ(ca, cb)) || data_decided || read_from_data);
     // Directly after a layer that steers, layers pair iteration by iteration as best they can
     // (a per-detection loop): which producer feeds which is no finding there.
