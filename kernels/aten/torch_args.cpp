@@ -142,19 +142,25 @@ std::optional<c10::IValue> number_of(const at::Tensor& t, c10::TypeKind kind) {
 }
 
 // A list's text with its 0-d tensors' values in their places: "(in0_0,4)" of torch.full((t, 4),
-// ...), the names in the order of `o`'s tensors; "" when one is not an integer 0-d tensor.
+// ...), the names in the order of `o`'s tensors; "" when one is not an integer 0-d tensor. A list
+// of tensors alone (torch.full((t0, t1), ...)) has no text: its items are the tensors in order.
 std::string with_tensor_values(const Operand& o, const std::vector<at::Tensor>& tensors) {
   static const std::regex name(R"(in[0-9]+_[0-9]+)");
+  std::string text = o.text;
+  if (text.empty()) {
+    for (size_t k = 0; k < o.tensor_list.size(); ++k) text += (k ? ",in0_" : "(in0_") + std::to_string(k);
+    text += ",)";
+  }
   std::string out;
   size_t k = 0, from = 0;
-  for (auto it = std::sregex_iterator(o.text.begin(), o.text.end(), name); it != std::sregex_iterator(); ++it, ++k) {
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator(); ++it, ++k) {
     if (k >= o.tensor_list.size()) return "";
     const at::Tensor& t = tensors[o.tensor_list[k]];
     if (t.dim() != 0 || t.is_floating_point() || t.is_complex() || t.scalar_type() == at::kBool) return "";
-    out += o.text.substr(from, size_t(it->position()) - from) + std::to_string(t.item<int64_t>());
+    out += text.substr(from, size_t(it->position()) - from) + std::to_string(t.item<int64_t>());
     from = size_t(it->position() + it->length());
   }
-  return k == o.tensor_list.size() ? out + o.text.substr(from) : "";
+  return k == o.tensor_list.size() ? out + text.substr(from) : "";
 }
 
 // The value of `o` as schema type `type` takes it; nullopt when it cannot be that. `as_numbers`:

@@ -359,11 +359,12 @@ class CorruptingSigmoid(zoo.TorchFunctionMode):
 
 
 class SizedByTensor(torch.nn.Module):
-    """A range and a fill whose sizes are a 0-d tensor the model computes."""
+    """A range and fills whose sizes are 0-d tensors the model computes: beside a number, or alone."""
 
     def forward(self, x):
         corner = torch.matmul(x[:1, :2], torch.ones(2, 1, dtype=x.dtype)).long()[0, 0]
-        return torch.arange(corner, 6).float().sum() * 2 + torch.full((corner, 4), 1.5).sum()
+        filled = torch.full((corner, 4), 1.5).sum() + torch.zeros((corner, corner + 1)).add(0.5).sum()
+        return torch.arange(corner, 6).float().sum() * 2 + filled
 
 
 class CorruptingFactory(zoo.TorchFunctionMode):
@@ -641,16 +642,17 @@ class Hazards(InTempFolder):
         return origins
 
     def test_a_range_and_a_fill_sized_by_a_tensor(self):
-        # torch.arange(t, 6) and torch.full((t, 4), v) with t a 0-d tensor the runs round apart:
-        # ATen takes numbers there, as Python passes t (UNCHECKED, exit 1 on two correct runs,
-        # before); a wrong element of either is named.
+        # torch.arange(t, 6), torch.full((t, 4), v) and torch.zeros((t, t + 1)) with t a 0-d
+        # tensor the runs round apart: ATen takes numbers there, as Python passes t (UNCHECKED, exit
+        # 1 on two correct runs, before; a size of tensors alone until 2026-11-27); a wrong element
+        # of each is named.
         x = torch.rand(6, 6, generator=torch.Generator().manual_seed(3))
         x[0, :2] = torch.tensor([1.0, 1.999])  # a corner of 2 in float32, 3 in bfloat16
         a, b = self.dump("sized-f32", SizedByTensor(), x), self.dump("sized-bf16", SizedByTensor(), x, torch.bfloat16)
         for first, second in ((a, b), (b, a)):
             code, out, report = compare(first, second)
             self.assertEqual((code, report["unchecked"], report["structural"]), (0, 0, 0), out[-3000:])
-        for call in ("arange", "full"):
+        for call in ("arange", "full", "zeros"):
             self.assert_named(a, self.dump(f"sized-bad-{call}", SizedByTensor(), x, below=CorruptingFactory(call)), call)
 
     def test_model_code_after_steering_is_still_named(self):
