@@ -82,6 +82,7 @@ class FunctionCalls:
                 return calls.opened(func)(*args, **kwargs)
         ops.set_written_float(r.cast)
         tensors, others = calls.arguments(args, kwargs)
+        others = [(k, self.held_as_numbers(v)) for k, v in others]
         in_place = calls.in_place(func, name, args, kwargs)
         target = calls.written(args, kwargs) if in_place else None
         before = buffers = None
@@ -117,7 +118,7 @@ class FunctionCalls:
                 return result
             # A factory (zeros, arange, rand) is a layer without inputs, so that what it makes has a
             # producer: an input without one is data the run was given, compared bit for bit.
-            if target is None and tensors and r.sources.pass_through(name, tensors, outputs, call_text(name, args, kwargs)):
+            if target is None and tensors and r.sources.pass_through(name, tensors, outputs, call_text(name, self.text_args(args), kwargs)):
                 return result
             if r.record_inputs and not all(storable(t) for _, t in tensors):
                 self.skip(func, name)  # no dtype of parity's holds it (complex32): named, not written
@@ -126,6 +127,31 @@ class FunctionCalls:
         finally:
             r.busy -= 1
         return result
+
+    def held_as_numbers(self, v):
+        """`v` as a line or a view's chain writes it: an integer 0-d tensor no recorded call made (a
+        slice bound the model holds, `canvas[self.corner:6]`) as its number. It is the model's code,
+        as a literal would be, not data the runs may round apart: a crop at another corner the
+        model holds is another call, where one at a corner it computes may follow the data."""
+        if torch.is_tensor(v):
+            integral = not (v.is_floating_point() or v.is_complex() or v.dtype == torch.bool)
+            if v.dim() != 0 or not integral or self.recorder.sources.source(v) is not None:
+                return v
+            self.recorder.busy += 1  # the recorder's own read: not one the model made into Python
+            try:
+                return int(v)
+            finally:
+                self.recorder.busy -= 1
+        if isinstance(v, slice):
+            return slice(self.held_as_numbers(v.start), self.held_as_numbers(v.stop), self.held_as_numbers(v.step))
+        if isinstance(v, (tuple, list)) and not hasattr(v, "_fields"):  # not a named tuple (torch.Size is a tuple)
+            return type(v)(self.held_as_numbers(i) for i in v)
+        return v
+
+    def text_args(self, args):
+        """A call's arguments as its view's chain writes them: after the tensor it applies to, held
+        slice bounds as numbers (held_as_numbers)."""
+        return tuple(args[:1]) + tuple(self.held_as_numbers(a) for a in args[1:])
 
     def unrecorded(self, func, name, args, kwargs):
         """Runs a call the dump cannot hold, as the model would without the recorder, and names it."""
@@ -149,7 +175,7 @@ class FunctionCalls:
             outputs = [t for t in items if torch.is_tensor(t)]
             tensors, _ = calls.arguments(args, kwargs)
             if outputs and tensors and not calls.sparse(outputs + [t for _, t in tensors]):  # a sparse view: no storage
-                r.sources.pass_through(name, tensors, outputs, call_text(name, args, kwargs))
+                r.sources.pass_through(name, tensors, outputs, call_text(name, self.text_args(args), kwargs))
         finally:
             r.busy -= 1
         return iter(items) if name == "__iter__" else result

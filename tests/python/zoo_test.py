@@ -198,13 +198,15 @@ class Identity(InTempFolder):
 
     def test_a_paste_whose_code_differs_is_named(self):
         # Other columns on B (a Python number beside the corner, where it pastes or what it
-        # crops), or corners the models hold rather than compute (no data parted before them): the
-        # model code, whatever the corner.
+        # crops), or corners the models hold rather than compute (before any data parted, or after:
+        # exit 0 there, before 2026-11-27): the model code, whatever the corner.
         # A number where A's code computes the corner (`fixed`), or a column B's code takes from the
         # corner (`col`), pasting a number: exit 0 when any number faced a tensor as data. A
         # number B's code fixes where A's reads its corner into Python (`read`).
         for tag, a_model, b_model, b_mixed in (("cols", Paste(), Paste(cols=(2, 6)), True), ("src", Paste(), Paste(src=(1, 5)), True),
                                               ("held", Paste(corner=torch.tensor(2)), Paste(corner=torch.tensor(3)), False),
+                                              ("held-parted", Paste(corner=torch.tensor(2), parted=True),
+                                               Paste(corner=torch.tensor(3), parted=True), True),
                                               ("fixed", Paste(fill=True), Paste(fill=True, rows=lambda c: (0, 6)), True),
                                               ("col", Paste(fill=True), Paste(fill=True, cols=lambda c: (c, 5)), True),
                                               ("read", Paste(rows=lambda c: (int(c), 6)), Paste(rows=lambda c: (3, 6)), True)):
@@ -253,22 +255,26 @@ class Paste(torch.nn.Module):
     pastes (Python's max and min clamp them, as torchvision's paste clamps a box to the canvas);
     `cols`: the columns, or `cols(corner)`; `src`: which columns it crops; `corner`: a tensor the
     model holds instead of one it computes; `scaled`: the crop goes through a layer first; `fill`:
-    it pastes a number instead; `reads`: it reads many small integers into Python first."""
+    it pastes a number instead; `reads`: it reads many small integers into Python first; `parted`:
+    the runs' data part first (a crop at the corner it computes), whatever corner it pastes at."""
 
-    def __init__(self, cols=(1, 5), src=(0, 4), corner=None, scaled=False, rows=lambda c: (c, 6), fill=False, reads=False):
+    def __init__(self, cols=(1, 5), src=(0, 4), corner=None, scaled=False, rows=lambda c: (c, 6), fill=False, reads=False, parted=False):
         super().__init__()
         self.cols, self.src, self.corner, self.scaled, self.rows, self.fill, self.reads = cols, src, corner, scaled, rows, fill, reads
+        self.parted = parted
 
     def forward(self, x):
         if self.reads:
             (x * 8).long().flatten().tolist()  # 36 small integers read into Python
-        corner = torch.matmul(x[:1, :2], torch.ones(2, 1)).long()[0, 0] if self.corner is None else self.corner
+        computed = torch.matmul(x[:1, :2], torch.ones(2, 1)).long()[0, 0] if self.corner is None or self.parted else None
+        corner = computed if self.corner is None else self.corner
+        parted = (x * 1.0)[computed:6].sum() if self.parted else 0
         lo, hi = self.rows(corner)
         cols = self.cols(corner) if callable(self.cols) else self.cols
         canvas = torch.zeros(8, 8)
         crop = torch.sigmoid(x.float())[lo:hi, self.src[0]:self.src[1]]  # its shape follows the corner too
         canvas[lo:hi, cols[0]:cols[1]] = 1.0 if self.fill else crop * 1.0 if self.scaled else crop
-        return canvas * 2
+        return canvas * 2 + parted
 
 
 class CropIntoLayers(torch.nn.Module):
