@@ -66,37 +66,31 @@ void DataFlow::record(int side, int64_t i, bool differs, int64_t origin, bool st
   up_[side][size_t(i)] = origin;
 }
 
-bool DataFlow::read_into_python(int side, double v) const {
-  load_reads(side);
-  const std::set<double>& read = read_values_[side];
-  return read.count(v) > 0 || read.count(double(float(v))) > 0;
-}
-
 void DataFlow::load_reads(int side) const {
   for (size_t k = read_in_order_[side].size(); k < reads_[side].size(); ++k) {
     const Tensor t = p_.side(side).load(*reads_[side][k]);
     std::vector<double> v(size_t(t.numel()));
     for (int64_t e = 0; e < t.numel(); ++e) v[size_t(e)] = element_as_double(t, e);
-    read_values_[side].insert(v.begin(), v.end());
     read_in_order_[side].push_back(std::move(v));
   }
+}
+
+bool DataFlow::same_read(double x, double y) const {
+  load_reads(0), load_reads(1);
+  const auto is = [](double held, double v) { return held == v || held == double(float(v)); };
+  for (size_t k = 0; k < read_in_order_[0].size() && k < read_in_order_[1].size(); ++k) {
+    const std::vector<double>&ra = read_in_order_[0][k], &rb = read_in_order_[1][k];
+    for (size_t e = 0; e < ra.size() && e < rb.size(); ++e) {
+      if (is(ra[e], x) && is(rb[e], y)) return true;
+    }
+  }
+  return false;
 }
 
 bool DataFlow::numbers_read_into_python(const std::string& a, const std::string& b) const {
   if (a == b || !only_numbers_differ(a, b)) return false;
   const std::vector<std::string> na = numbers_in(a), nb = numbers_in(b);
   if (na.size() != nb.size()) return false;
-  load_reads(0), load_reads(1);
-  const auto same_read = [&](double x, double y) {
-    const auto is = [](double held, double v) { return held == v || held == double(float(v)); };
-    for (size_t k = 0; k < read_in_order_[0].size() && k < read_in_order_[1].size(); ++k) {
-      const std::vector<double>&ra = read_in_order_[0][k], &rb = read_in_order_[1][k];
-      for (size_t e = 0; e < ra.size() && e < rb.size(); ++e) {
-        if (is(ra[e], x) && is(rb[e], y)) return true;
-      }
-    }
-    return false;
-  };
   for (size_t k = 0; k < na.size(); ++k) {
     if (na[k] != nb[k] && !same_read(std::strtod(na[k].c_str(), nullptr), std::strtod(nb[k].c_str(), nullptr))) return false;
   }

@@ -4,7 +4,6 @@
 // they carry, and whether they steer control flow (a count, an index, a mask, a shape), after
 // which layers may run on one side only, or with other input shapes.
 #include <cstdint>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -32,10 +31,10 @@ class DataFlow {
   // Whether a layer recorded so far (on either side) steers: the two runs' data have parted in a
   // way control flow follows (an index, a count, a box's integer corner).
   bool steered_so_far() const { return steered_so_far_; }
-  // Whether `v` is a value an output recorded so far on `side` held and the run read into Python
-  // numbers (`x / x.abs().amax().item()`: the 1.515625 in the div's line), as it is or as the dump
-  // wrote it (float32): a number the run's data gave, not its code.
-  bool read_into_python(int side, double v) const;
+  // Whether x on A and y on B are one value each run read into Python numbers: the same element
+  // of the k-th output each read (`x / x.abs().amax().item()`: the 1.515625 in the div's line), as
+  // it is or as the dump wrote it (float32): numbers the runs' data gave, not their code.
+  bool same_read(double x, double y) const;
   // Whether texts a and b (a view's chain, a line without its tensors' shapes) differ only in
   // numbers, each pair that differs read into Python by the two runs as one value: the same
   // element of the k-th output each run read (a crop at int(t) or t.item() on each side,
@@ -61,11 +60,10 @@ class DataFlow {
   std::vector<std::string> origin_names_;
   bool steered_so_far_ = false;
   // Per side: the outputs read into Python recorded so far (small ones), in the order read; those
-  // loaded (only when a number is first asked about), their values in that order and as a set.
+  // loaded (only when a number is first asked about), their values in that order.
   void load_reads(int side) const;
   std::vector<const DumpTensorInfo*> reads_[2];
   mutable std::vector<std::vector<double>> read_in_order_[2];
-  mutable std::set<double> read_values_[2];
 };
 
 }  // namespace parity

@@ -281,9 +281,10 @@ class Comparer {
     return r;
   }
 
-  // Two lines of one call whose numbers that differ are, on each side, values that side read out
-  // of a layer's output into Python (`x / m.item()`: the data's, not the code's), or the same
-  // function of each run's own type's finfo constant (`clamp(min=finfo(dtype).eps * 10)`).
+  // Two lines of one call whose numbers that differ are, on each side, one value the two runs read
+  // out of a layer's output into Python (`x / m.item()`: the data's, not the code's; the same
+  // element of the k-th value each read), or the same function of each run's own type's finfo
+  // constant (`clamp(min=finfo(dtype).eps * 10)`).
   bool numbers_from_the_run(const std::string& ca, const std::string& cb) const {
     const std::vector<std::string> na = numbers_in(ca), nb = numbers_in(cb);
     if (na.size() != nb.size()) return false;
@@ -291,7 +292,7 @@ class Comparer {
     for (size_t k = 0; k < na.size(); ++k) {
       if (na[k] == nb[k]) continue;
       const double a = std::strtod(na[k].c_str(), nullptr), b = std::strtod(nb[k].c_str(), nullptr);
-      if (!(flow_.read_into_python(0, a) && flow_.read_into_python(1, b)) && !same_finfo_derivation(a, types_[0], b, types_[1])) return false;
+      if (!flow_.same_read(a, b) && !same_finfo_derivation(a, types_[0], b, types_[1])) return false;
       any = true;
     }
     return any;

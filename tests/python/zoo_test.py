@@ -174,11 +174,13 @@ class Identity(InTempFolder):
         # After a .tolist() of many small integers, a paste offset by one in B's code (int(y0) + 1)
         # read as "a number the run read" (both numbers were read, by other elements); a linear
         # with a bias on one side only, after a crop at a tensor corner, read as a shape that
-        # followed the data.
+        # followed the data; B's code dividing by another element it read than A's (exit 0 until
+        # 2026-11-27: each number was one its run read).
         reads = Paste(rows=lambda c: (int(c), 6), reads=True)
         paths = self.pastes("offset", reads, Paste(rows=lambda c: (int(c) + 1, 6), reads=True))
         linear = self.pastes("bias", CropIntoLayers(bias=True), CropIntoLayers(bias=False))
-        for tag, (a, b) in (("offset", paths), ("bias", linear)):
+        divided = self.pastes("divided", Divided(), Divided(other=True))
+        for tag, (a, b) in (("offset", paths), ("bias", linear), ("divided", divided)):
             for first, second in ((a, b), (b, a)):
                 code, out, report = compare(first, second)
                 with self.subTest(tag=tag):
@@ -275,6 +277,19 @@ class Paste(torch.nn.Module):
         crop = torch.sigmoid(x.float())[lo:hi, self.src[0]:self.src[1]]  # its shape follows the corner too
         canvas[lo:hi, cols[0]:cols[1]] = 1.0 if self.fill else crop * 1.0 if self.scaled else crop
         return canvas * 2 + parted
+
+
+class Divided(torch.nn.Module):
+    """x over its largest magnitude read into Python (`x / m.item()`), after a .tolist() of x; or
+    (`other`) over another element of that list."""
+
+    def __init__(self, other=False):
+        super().__init__()
+        self.other = other
+
+    def forward(self, x):
+        read, largest = (x * 1.0).flatten().tolist(), (x * 1.0).abs().amax().item()
+        return x / (read[3] if self.other else largest)
 
 
 class CropIntoLayers(torch.nn.Module):
