@@ -254,7 +254,13 @@ class LayerJudge {
     // island) computed in float32: judged at float32, or a float32 kernel 2% off passes as
     // bfloat16's rounding. Not under autocast, whose composite calls (a GRU cell) run their
     // products in the half type inside and may return float32.
-    if (is_half(how.profile) && !run.autocast && float32_outputs(k == 0 ? call_a_ : call_b_, side)) how.profile = Precision::Fp32;
+    if (is_half(how.profile) && !run.autocast && float32_outputs(k == 0 ? call_a_ : call_b_, side, false)) how.profile = Precision::Fp32;
+    // Under autocast, a call autocast casts to float32 first (cdist, the losses, TorchCall::
+    // fp32_autocast) computed in float32 on its inputs made exactly wider, half ones included: at
+    // bfloat16's bound a kNN distance 25% off passed.
+    if (is_half(how.profile) && run.autocast && fp32_autocast(k == 0 ? call_a_ : call_b_) && float32_outputs(k == 0 ? call_a_ : call_b_, side, true)) {
+      how.profile = Precision::Fp32;
+    }
     how.exact_inputs = run.cpu && is_half(how.profile);
     how.strided_inputs = side.strided_inputs, how.first_input_rank = side.first_input_rank;
     how.float16 = how.float16 || *run.precision == Precision::Fp16;
@@ -270,10 +276,10 @@ class LayerJudge {
 
   // Whether every float output of the side is float32 as the run held it (none held narrower and
   // written wider, none of a half call's line), and there is one, computed from inputs no producer
-  // held in a half type.
-  static bool float32_outputs(const ReadCall& read, const LayerSide& s) {
+  // held in a half type unless `half_inputs` (a call that makes them float32 first).
+  static bool float32_outputs(const ReadCall& read, const LayerSide& s, bool half_inputs) {
     // Half inputs into a float32 output (`torch.mul(a, b, out=buf)`): the kernel computed in the half type.
-    if ((read.call && read.call->half() != HalfType::None) || s.computed_in != Precision::Fp32 || s.half_inputs) return false;
+    if ((read.call && read.call->half() != HalfType::None) || s.computed_in != Precision::Fp32 || (s.half_inputs && !half_inputs)) return false;
     bool any = false;
     for (const Tensor& t : s.outputs) {
       if (!is_floating(t.dtype())) continue;
@@ -281,6 +287,11 @@ class LayerJudge {
       any = true;
     }
     return any;
+  }
+
+  static bool fp32_autocast(const ReadCall& read) {
+    const TorchCall* t = torch_call(read.op);
+    return t && t->fp32_autocast;
   }
 
   // `p` made coarser by a side's own call and outputs: a half-precision call (precision=fp16|bf16

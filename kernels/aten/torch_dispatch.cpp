@@ -226,6 +226,11 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
   if (op == "torch.nn.functional.softmax" && args.positional.size() > 2) args.positional.erase(args.positional.begin() + 2);
   args.keywords.erase("_stacklevel");
   if (args.keywords.count("inplace")) args.keywords.erase("inplace");
+  // F.max_pool2d(x, 2, return_indices=True) is recorded as max_pool2d_with_indices, whose operator
+  // returns the indices always: the flag is Python's (UNCHECKED before: no overload took it).
+  if (const std::string suffix = "_with_indices"; name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    args.keywords.erase("return_indices");
+  }
   // Losses as torch.nn.functional calls them: the reduction by its name, where ATen takes its
   // number (kl_div's batchmean: the sum, then over the batch, as F.kl_div does it in Python).
   std::string reduction;

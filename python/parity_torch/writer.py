@@ -14,6 +14,8 @@ import stat
 import numpy as np
 import torch
 
+from .views import storage_ptr
+
 # torch dtypes parity reads as they are; anything else is widened to one it reads (say so in `note`).
 _NPY = {torch.float32: np.float32, torch.float64: np.float64, torch.float16: np.float16, torch.int32: np.int32,
         torch.int64: np.int64, torch.uint8: np.uint8, torch.bool: np.bool_}
@@ -34,7 +36,7 @@ def storable(t):
 def to_numpy(t, cast=None):
     """The tensor's values on the host, C order, in a dtype parity reads (floats in `cast` if given;
     a complex tensor as its real view, its parts in that real type)."""
-    t = t.detach()
+    t = own = t.detach()
     if t.is_complex():
         real = _COMPLEX[t.dtype] if cast is None else cast
         t = torch.view_as_real(t.resolve_conj().to(torch.complex64 if real == torch.float32 else torch.complex128))
@@ -44,7 +46,13 @@ def to_numpy(t, cast=None):
         t = t.to(_WIDENED[t.dtype])
     if t.is_cuda:
         torch.cuda.synchronize(t.device)  # the values of every launched kernel, not a stale buffer
-    a = t.cpu().numpy()
+    host = t.cpu()
+    # numpy() leaves the storage it reads unresizable for good (PyTorch keeps the array's memory
+    # alive so): a tensor of the model's own is copied first, or the model could not resize it after
+    # (CrossMapLRN2d's output.resize_as_(input) raised inside the dump).
+    if storage_ptr(host) == storage_ptr(own):
+        host = host.clone()
+    a = host.numpy()
     return np.ascontiguousarray(a).reshape(a.shape)  # ascontiguousarray makes a 0-d array 1-d: keep its shape
 
 

@@ -231,6 +231,23 @@ class Recording(unittest.TestCase):
         code, out = parity("compare", path, path)
         self.assertEqual(code, 0, out)
 
+    def test_a_tensor_the_model_resizes_after_it_was_written(self):
+        """torch.nn.CrossMapLRN2d makes `output = input.new()` and resizes it: writing the empty
+        tensor (numpy() of its own storage) once left that storage unresizable, and the model
+        raised inside the dump."""
+        class Resizes(torch.nn.Module):
+            def forward(self, x):
+                out = x.new()
+                out.resize_as_(x).copy_(x)
+                return out.mul_(2).sigmoid()
+
+        path, model, x = os.path.join(self.tmp.name, "resizes"), Resizes(), torch.randn(2, 3)
+        with torch.no_grad(), parity_torch.dump(path, model):
+            y = model(x)
+        self.assertTrue(torch.equal(y, (x * 2).sigmoid()))
+        code, out = parity("compare", path, path)
+        self.assertEqual(code, 0, out)
+
     def test_a_method_is_named_a_method_whichever_class_torch_defines_it_in(self):
         """`x.where(cond, y)` takes its arguments in another order than `torch.where(cond, x, y)`:
         the judge must know which was called. PyTorch 2.3 renamed the C class that defines the

@@ -888,6 +888,52 @@ def antialias():
                                                               ("", "_upsample_bicubic2d_aa", "upsample_bicubic2d_aa")]
 
 
+class PointCloud(torch.nn.Module):
+    """PointNet++'s and DGCNN's grouping: each centre's nearest points by torch.cdist and topk, at
+    a LiDAR scene's coordinates (around 50), their offsets through a shared MLP, max-pooled. CPU
+    autocast runs cdist in float32."""
+
+    def __init__(self):
+        super().__init__()
+        self.mlp = torch.nn.Linear(3, 8)
+
+    def forward(self, xyz):
+        d = torch.cdist(xyz[:, :16], xyz)  # 16 centres against 64 points
+        dist, idx = torch.topk(d, 8, dim=-1, largest=False)
+        near = torch.gather(xyz[:, None].expand(-1, 16, -1, -1), 2, idx[..., None].expand(-1, -1, -1, 3))
+        return self.mlp(near - xyz[:, :16, None]).amax(2).sum() + dist.sum()
+
+
+def point_cloud():
+    torch.manual_seed(0)
+    return PointCloud().eval(), torch.randn(2, 64, 3, generator=torch.Generator().manual_seed(1)) + 50.0, None, [
+        ("", "cdist", "cdist"), ("mlp", None, "mlp")]
+
+
+class PoolIndices(torch.nn.Module):
+    """SegNet's decoder (a max pool's indices into a max unpool) and an LP pool, each as its
+    torch.nn module calls it."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.pool, self.unpool = torch.nn.MaxPool2d(2, return_indices=True), torch.nn.MaxUnpool2d(2)
+        self.lp, self.pool1d = torch.nn.LPPool2d(2, 2), torch.nn.AdaptiveMaxPool1d(5, return_indices=True)
+
+    def forward(self, x):
+        y = self.conv1(x)
+        p, where = self.pool(y)
+        up = self.unpool(self.conv2(p), where, output_size=y.shape)
+        flat, _ = self.pool1d(y.flatten(2))
+        return up.sum((2, 3)) + self.lp(y.relu()).sum((2, 3)) + flat.sum(2)
+
+
+def pool_indices():
+    torch.manual_seed(0)
+    return PoolIndices().eval(), _seeded((1, 3, 12, 12)), None, [
+        ("pool", None, "pool"), ("unpool", None, "unpool"), ("lp", "avg_pool2d", "lp.avg_pool2d"), ("pool1d", None, "pool1d")]
+
+
 MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobilenet_v3, "efficientnet": efficientnet,
           "shufflenet": shufflenet, "lstm": lstm, "gru": gru, "cells": cells, "packed": packed, "scores": scores, "pools": pools, "mixed": mixed, "deeplabv3": deeplabv3, "lraspp": lraspp,
           "densenet": densenet, "googlenet": googlenet, "regnet": regnet, "video": video, "unet": unet, "decoder": decoder,
@@ -896,7 +942,13 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "preprocess": preprocess, "moments": moments, "grn": grn, "more_ops": more_ops,
           "stacks_and_products": stacks_and_products, "transformers_masks": transformers_masks, "complex_rotary": complex_rotary, "moe_router": moe_router, "selections_and_losses": selections_and_losses, "resize": resize, "kv_cache": kv_cache, "constants": constants,
           "lrn": lrn, "offset_norm": offset_norm,
-          "flat_resize": flat_resize, "antialias": antialias}
+          "flat_resize": flat_resize, "antialias": antialias, "point_cloud": point_cloud,
+          "pool_indices": pool_indices}
+
+# The run a model's defects are planted in where it is not the first of bf16, bf16-autocast and
+# float64 that PyTorch runs here: point_cloud's distances in bfloat16 cancel to noise at coordinates
+# around 50 (its bound allows that), where autocast computes them in float32.
+DEFECT_REGIMES = {"point_cloud": "bf16-autocast"}
 
 # (label, dtype the model and its input are cast to, autocast dtype or None)
 REGIMES = {"float32": (torch.float32, None), "float64": (torch.float64, None), "bf16": (torch.bfloat16, None),

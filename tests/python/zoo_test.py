@@ -66,7 +66,7 @@ class Zoo(InTempFolder):
                 self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0),
                                  f"{name} float32 against {regime}:\n" + "\n".join(bad))
         self.assertTrue(ran, f"{name}: PyTorch ran it in no other regime here")
-        regime = next(r for r in ("bf16", "bf16-autocast", "float64") if r in ran)  # the defects' run
+        regime = zoo.DEFECT_REGIMES.get(name) or next(r for r in ("bf16", "bf16-autocast", "float64") if r in ran)  # the defects' run
         for module, call, layer in built[3]:
             planted = zoo.dump(os.path.join(base, f"{regime}-defect-{layer}-{call}"), built, regime, defect=(module, call))
             for a, b, side in ((reference, planted, "B"), (planted, reference, "A")):
