@@ -297,6 +297,15 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     if (name.rfind("adaptive_max_pool", 0) == 0 && name.find("with_indices") == std::string::npos && out.size() > 1) out.resize(1);
     if (reduction == "'batchmean'" && wide.at(0).dim() > 0 && !out.empty()) out[0] = out[0] / double(wide[0].size(0));
     if (known->first_output && out.size() > 1) out.resize(1);  // the rest: its kernel's bookkeeping, not recorded
+    // torch.unique and unique_consecutive return the inverse and the counts only where asked; their
+    // operators, always.
+    if ((name == "unique" || name == "unique_consecutive") && out.size() == 3) {
+      const size_t at = name == "unique" ? 2 : 1;  // unique(x, sorted, return_inverse, ...), unique_consecutive(x, return_inverse, ...)
+      std::vector<at::Tensor> asked{out[0]};
+      if (text_arg(args, at, "return_inverse") == "True") asked.push_back(out[1]);
+      if (text_arg(args, at + 1, "return_counts") == "True") asked.push_back(out[2]);
+      out = asked;
+    }
     TorchCallResult r;
     TorchBound bound = known->bound;
     // index_put(..., accumulate=True) adds what repeated indices put onto one element: a sum.

@@ -911,8 +911,8 @@ def point_cloud():
 
 
 class PoolIndices(torch.nn.Module):
-    """SegNet's decoder (a max pool's indices into a max unpool) and an LP pool, each as its
-    torch.nn module calls it."""
+    """SegNet's decoder (a max pool's indices into a max unpool), an LP pool, each as its torch.nn
+    module calls it, and torch.unique of the indices with their inverse and counts."""
 
     def __init__(self):
         super().__init__()
@@ -925,7 +925,8 @@ class PoolIndices(torch.nn.Module):
         p, where = self.pool(y)
         up = self.unpool(self.conv2(p), where, output_size=y.shape)
         flat, _ = self.pool1d(y.flatten(2))
-        return up.sum((2, 3)) + self.lp(y.relu()).sum((2, 3)) + flat.sum(2)
+        _, inverse, counts = torch.unique(where % 7, return_inverse=True, return_counts=True)
+        return up.sum((2, 3)) + self.lp(y.relu()).sum((2, 3)) + flat.sum(2) + (counts.sum() + inverse.sum()).float()
 
 
 def pool_indices():
