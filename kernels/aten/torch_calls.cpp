@@ -367,15 +367,20 @@ at::Tensor sample_rounding_allowance(const std::string& line, const std::vector<
 // corner of: G interpolated bounds the slope anywhere in a cell, as for roi_align); for bicubic,
 // whose weights take both signs, 6.5 times G taken over 5 x 5 pixels and interpolated bilinearly
 // (its 4 x 4 taps lie within 2 pixels of the 2 x 2 nearest; sum |w'| <= 3 along an axis, times half
-// the 3 steps the taps span, times sum |w| <= 1.375 along the other). Undefined for other calls, or
-// with no unit given.
+// the 3 steps the taps span, times sum |w| <= 1.375 along the other); grid_sample's bilinear mode
+// as the linear ones, G sampled on the same grid. Undefined for other calls, or with no unit given.
 at::Tensor sampling_position_allowance(const std::string& line, const std::vector<parity::Tensor>& in, double sample_unit) {
   using namespace parity;
   std::string op;
   std::istringstream(line) >> op;
   const std::string name = torch_call_name(op);
   const bool cubic = name == "upsample_bicubic2d";
-  if (sample_unit <= 0 || in.empty() || (!cubic && name != "upsample_linear1d" && name != "upsample_bilinear2d" && name != "upsample_trilinear3d")) {
+  // grid_sample's bilinear mode (arg2=0) places its samples from the grid as a resize does from
+  // the scale: ((g + 1) w - 1) / 2 in float32. Its nearest and bicubic modes are not allowed for.
+  static const std::regex bilinear_grid(R"( arg2=0( |$))");
+  const bool grid = name == "grid_sampler" && in.size() > 1 && std::regex_search(line, bilinear_grid);
+  if (sample_unit <= 0 || in.empty() ||
+      (!cubic && !grid && name != "upsample_linear1d" && name != "upsample_bilinear2d" && name != "upsample_trilinear3d")) {
     return {};
   }
   const at::Tensor x = to_aten(in[0]).to(at::kDouble);
@@ -467,13 +472,21 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
       moved_by[j] = moved_by[j].defined() ? moved_by[j] + d : d;
     }
   }
-  if (samples && torch_call_name(op) == "roi_align" && !moved_by.empty()) {
+  // Where the kernel samples moves with its own rounding whatever its inputs hold: an image of whole
+  // numbers (0..255 as a float) or integer boxes, which no nudge above moves, gets it too (a
+  // correct float32 bilinear resize of such an image was named defective against float64).
+  const auto sampling = [&]() -> at::Tensor& {
+    if (!moved_by[0].defined()) moved_by[0] = at::zeros(to_aten(base.outputs[0]).sizes(), at::kDouble);
+    return moved_by[0];
+  };
+  const bool first_floating = !base.outputs.empty() && is_floating(base.outputs[0].dtype());
+  if (samples && torch_call_name(op) == "roi_align" && first_floating) {
     const at::Tensor each = sample_rounding_allowance(line, in);
-    if (each.defined() && moved_by[0].defined() && each.sizes() == moved_by[0].sizes()) moved_by[0] = moved_by[0] + each / 2;  // doubled below
+    if (each.defined() && each.sizes() == to_aten(base.outputs[0]).sizes()) sampling() = sampling() + each / 2;  // doubled below
   }
-  if (const at::Tensor each = sampling_position_allowance(line, in, sample_unit); each.defined() && !moved_by.empty() && moved_by[0].defined() &&
-      each.dim() == moved_by[0].dim()) {
-    moved_by[0] = moved_by[0] + each.expand_as(moved_by[0]) / 2;  // doubled below
+  if (const at::Tensor each = sampling_position_allowance(line, in, sample_unit); each.defined() && first_floating &&
+      each.dim() == int64_t(base.outputs[0].shape().rank())) {
+    sampling() = sampling() + each.expand(to_aten(base.outputs[0]).sizes()) / 2;  // doubled below
   }
   std::vector<Tensor> out(base.outputs.size());
   for (size_t j = 0; j < out.size(); ++j) {
