@@ -65,6 +65,21 @@ class Call {
   HalfType half_ = HalfType::None;
 };
 
+// The precision of the call a backend is running on this thread: the cuda backend runs each op
+// inside a HalfScope of its call's type, for its kernels to store that type
+// (kernels/cuda_util.h, "Half precision"). None outside any scope.
+HalfType half_in_scope();
+class HalfScope {
+ public:
+  explicit HalfScope(HalfType h);
+  ~HalfScope();
+  HalfScope(const HalfScope&) = delete;
+  HalfScope& operator=(const HalfScope&) = delete;
+
+ private:
+  HalfType saved_;
+};
+
 // "fp16", "bf16" (and "fp32" for none), as `precision=` and --dtype spell them.
 const char* half_name(HalfType h);
 // Throws parity::Error naming the accepted spellings.

@@ -177,4 +177,46 @@ Tensor to_host(const DeviceBuffer& b, DType dtype, const Shape& shape, const std
   return t;
 }
 
+namespace {
+uint16_t half_bits(float f, HalfType h) {
+  if (h == HalfType::Fp16) return float_to_half(f).bits;
+  const uint32_t u = float_bits(round_mantissa(f, 7));
+  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t(((u >> 16) & 0x8000u) | 0x7fc0u);  // a NaN stays one
+  return uint16_t(u >> 16);  // bfloat16: float32's upper half
+}
+float widened(uint16_t bits, HalfType h) {
+  if (h == HalfType::Fp16) return half_to_float(Half{bits});
+  return bits_float(uint32_t(bits) << 16);
+}
+}  // namespace
+
+DeviceBuffer to_device_half(const Tensor& t, HalfType h) {
+  if (t.dtype() != DType::Float32 || h == HalfType::None) throw Error("cuda: only float32 tensors of a half call are packed to 16 bits");
+  std::vector<uint16_t> packed(size_t(t.numel()));
+  const float* v = t.data<float>();
+  for (size_t i = 0; i < packed.size(); ++i) packed[i] = half_bits(v[i], h);
+  DeviceBuffer b = to_device(packed.data(), packed.size() * sizeof(uint16_t));
+  gpu_span_begin();
+  return b;
+}
+
+DeviceBuffer half_output_buffer(const Shape& shape) {
+  return DeviceBuffer(size_t(shape.numel()) * sizeof(uint16_t), DeviceBuffer::kUnwrittenFloat);
+}
+
+Tensor to_host_half(const DeviceBuffer& b, HalfType h, const Shape& shape, const std::string& what) {
+  gpu_span_end();
+  b.check_guards(what);
+  const size_t n = size_t(shape.numel());
+  if (n * sizeof(uint16_t) > b.bytes()) throw Error(what + ": output buffer smaller than its shape " + shape.str());
+  std::vector<uint16_t> packed(n);
+  const auto t0 = Clock::now();
+  if (n) PARITY_CUDA_CHECK(cudaMemcpy(packed.data(), b.data(), n * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+  gpu_costs().transfer_ms += ms_since(t0);
+  Tensor t(DType::Float32, shape);
+  float* out = t.mutable_data<float>();
+  for (size_t i = 0; i < n; ++i) out[i] = widened(packed[i], h);
+  return t;
+}
+
 }  // namespace parity::cuda

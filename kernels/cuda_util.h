@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/half.h"
 #include "core/tensor.h"
 
 namespace parity::cuda {
@@ -86,6 +87,22 @@ DeviceBuffer to_device(const void* data, size_t bytes);
 DeviceBuffer output_buffer(DType dtype, const Shape& shape);
 // Checks the guards, then copies `shape` elements of `dtype` back.
 Tensor to_host(const DeviceBuffer& b, DType dtype, const Shape& shape, const std::string& what);
+
+// ---- Half precision ----
+// A half call (`precision=fp16|bf16`, kernels/call.h) carries float32 tensors holding values of
+// its type. The cuda backend runs each op inside a HalfScope of its call's type (kernels/call.h);
+// an op with a half kernel reads half_in_scope(), uploads its float inputs packed into 16-bit
+// elements of that type, runs the kernel on them (half loads and stores, float32 or float64
+// arithmetic) and widens its 16-bit outputs back to float32 (exact). The packing and widening run
+// on the host, as the aten backends convert a half call's tensors: the device sees only the
+// type's own bytes.
+// A float32 tensor's values rounded to `h` (a no-op for a half call's inputs) as 16-bit elements
+// on the device.
+DeviceBuffer to_device_half(const Tensor& t, HalfType h);
+// An output of `shape` 16-bit elements, pre-filled with 0xFF bytes (NaN in float16 and bfloat16).
+DeviceBuffer half_output_buffer(const Shape& shape);
+// Checks the guards, copies `shape` 16-bit elements of `h` back and widens them to float32.
+Tensor to_host_half(const DeviceBuffer& b, HalfType h, const Shape& shape, const std::string& what);
 
 // One value copied back (a count written by a kernel or by CUB).
 template <typename T> T read_scalar(const T* device_ptr) {

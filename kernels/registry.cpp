@@ -70,6 +70,13 @@ std::string without_half(std::string_view line, HalfType& half) {
 
 }  // namespace
 
+namespace {
+thread_local HalfType call_half = HalfType::None;
+}
+HalfType half_in_scope() { return call_half; }
+HalfScope::HalfScope(HalfType h) : saved_(call_half) { call_half = h; }
+HalfScope::~HalfScope() { call_half = saved_; }
+
 const char* half_name(HalfType h) { return h == HalfType::Fp16 ? "fp16" : h == HalfType::Bf16 ? "bf16" : "fp32"; }
 
 HalfType half_from_name(std::string_view name) {

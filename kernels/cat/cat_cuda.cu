@@ -4,10 +4,12 @@
 // as unsigned integers of the dtype's size, so the copy is bit-exact for every dtype.
 // Where every block is a whole number of 16-byte units (YOLOv5's channel blocks are), the copy
 // moves 16 bytes per thread, one output row per grid row, with no 64-bit division per element.
+// A half call moves its type's 16-bit elements.
 #include <algorithm>
 #include <cstdint>
 
 #include "kernels/cat/cat.h"
+#include "kernels/cuda_half.cuh"
 #include "kernels/cuda_util.h"
 
 namespace parity {
@@ -51,15 +53,17 @@ Tensor cat_cuda(const CatParams& p, const std::vector<Tensor>& xs) {
   int64_t start = 0;
   for (const Tensor& x : xs) {
     if (CatParams::skipped(x.shape()) || x.numel() == 0) continue;  // contributes no element
-    inputs.push_back(cuda::to_device(x));
+    inputs.push_back(cuda::upload(x));
     sources.push_back({inputs.back().data(), x.shape()[d] * inner, start});
     start += x.shape()[d] * inner;
   }
-  cuda::DeviceBuffer out = cuda::output_buffer(p.dtype, os);
+  const bool half = p.dtype == DType::Float32 && half_in_scope() != HalfType::None;
+  const size_t element = half ? 2 : dtype_size(p.dtype);
+  cuda::DeviceBuffer out = half ? cuda::float_output(os) : cuda::output_buffer(p.dtype, os);
   const int64_t total = os.numel();
   if (total > 0 && !sources.empty()) {
     // Whole 16-byte units (every buffer starts 256-byte aligned): rows and starts counted in units.
-    const int64_t unit = 16 / int64_t(dtype_size(p.dtype)), outer = total / start;
+    const int64_t unit = 16 / int64_t(element), outer = total / start;
     const bool in_units = outer <= 65535 && start % unit == 0 &&
                           std::all_of(sources.begin(), sources.end(), [&](const Source& s) { return s.row % unit == 0; });
     if (in_units) {
@@ -74,7 +78,7 @@ Tensor cat_cuda(const CatParams& p, const std::vector<Tensor>& xs) {
       cat_units_kernel<<<grid, 256>>>(src, count, out.as<uint4>(), start / unit);
     } else {
       const unsigned blocks = cuda::blocks_for(total, 256);
-      switch (dtype_size(p.dtype)) {
+      switch (element) {
         case 1: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint8_t>(), start, total); break;
         case 2: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint16_t>(), start, total); break;
         case 4: cat_kernel<<<blocks, 256>>>(src, count, out.as<uint32_t>(), start, total); break;
@@ -85,7 +89,7 @@ Tensor cat_cuda(const CatParams& p, const std::vector<Tensor>& xs) {
     cuda::check_launch(in_units ? "cat_units_kernel" : "cat_kernel");
     table.check_guards("cuda cat (source table)");
   }
-  return cuda::to_host(out, p.dtype, os, "cuda cat");
+  return half ? cuda::download_float(out, os, "cuda cat") : cuda::to_host(out, p.dtype, os, "cuda cat");
 }
 
 }  // namespace parity

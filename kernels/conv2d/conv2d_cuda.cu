@@ -17,11 +17,21 @@
 // order, then the bias: deterministic, unlike atomics. Accumulation is float32 with explicit fmaf
 // (the build turns implicit contraction off, --fmad=false, so every other CUDA op rounds as the
 // reference does). Every stride, padding, dilation and group count the reference accepts.
+//
+// A half call (precision=fp16|bf16) runs the same implicit GEMM on tensor cores (WMMA 16x16x16,
+// half inputs, float32 accumulation, as cuDNN's half convolutions): 128 x 128 output tiles (64
+// rows for groups of at most 64 output channels) in K steps of 32, 8 warps of 2 x 4, each warp
+// (BM/2) x 32 of the tile. The weights are packed on the host with each row padded to whole K
+// steps of zeros, so A tiles load 16 bytes at a time with no bound on k. Each output is rounded
+// once to the type, after the bias is added in float32; split K adds float32 partial sums.
+#include <mma.h>
+
 #include <algorithm>
 #include <climits>
 #include <vector>
 
 #include "kernels/conv2d/conv2d.h"
+#include "kernels/cuda_half.cuh"
 #include "kernels/cuda_util.h"
 
 namespace parity {
@@ -159,15 +169,138 @@ conv2d_kernel(const float* __restrict__ x, const float* __restrict__ w, const fl
   }
 }
 
-// Adds the K slices of each output element in slice order, then the bias, into NCHW.
-__global__ void split_sum_kernel(const float* __restrict__ partial, const float* __restrict__ bias, float* __restrict__ out,
-                                 ConvGeometry g) {
+// Adds the K slices of each output element in slice order, then the bias, into NCHW of T
+// (float, or a half call's type: rounded once).
+template <typename T>
+__global__ void split_sum_kernel(const float* __restrict__ partial, const T* __restrict__ bias, T* __restrict__ out, ConvGeometry g) {
   const int64_t total = int64_t(g.oc) * g.pixels;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += int64_t(gridDim.x) * blockDim.x) {
     float sum = 0.0f;
     for (int s = 0; s < g.splits; ++s) sum += partial[s * total + e];
     const int64_t oc = e / g.pixels, pj = e - oc * g.pixels, nb = pj / g.ohw, r = pj - nb * g.ohw;
-    out[(nb * g.oc + oc) * g.ohw + r] = sum + (bias ? bias[oc] : 0.0f);
+    out[(nb * g.oc + oc) * g.ohw + r] = cuda::narrow_float<T>(sum + (bias ? cuda::widen(bias[oc]) : 0.0f));
+  }
+}
+
+// ---- Half precision on tensor cores ----
+constexpr int kHBN = 128, kHBK = 32, kHPad = 8;  // kHPad halves: rows stay 16-byte multiples, banks shift
+
+// T: __half or __nv_bfloat16. w is [groups * oc_per_group][k_row], each row zero-padded to k_row
+// (a multiple of kHBK); out is T NCHW, or (kSplit) float partial sums [slice][oc][pixel].
+template <typename T, int kBM, bool kSplit>
+__global__ void __launch_bounds__(kThreads, 2)
+conv2d_half_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ bias, const KEntry* __restrict__ ktab,
+                   T* __restrict__ out, float* __restrict__ partial, ConvGeometry g, int k_row) {
+  using namespace nvcuda;
+  constexpr int kFM = kBM / 32;                 // 16-row fragments per warp: 4 or 2
+  constexpr int kAPer = kBM * kHBK / kThreads;  // A halves each thread loads per step: 16 or 8
+  constexpr int kLdA = kHBK + kHPad, kLdB = kHBN + kHPad;
+  __shared__ __align__(32) T a_tile[2][kBM][kLdA];
+  __shared__ __align__(32) T b_tile[2][kHBK][kLdB];
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32, wm = warp / 4, wn = warp % 4;
+  const int split = int(blockIdx.z) % g.splits, group = int(blockIdx.z) / g.splits;
+  const int m0 = int(blockIdx.y) * kBM;
+  const int64_t p0 = int64_t(blockIdx.x) * kHBN;
+  const int k_begin = split * g.k_per_split, k_end = min(g.k, k_begin + g.k_per_split);
+
+  // A: this thread loads kAPer consecutive k of one packed weight row, 16 bytes at a time.
+  const int a_m = t / (kHBK / kAPer), a_k = (t % (kHBK / kAPer)) * kAPer;
+  const bool a_ok = m0 + a_m < g.oc_per_group;
+  const T* a_row = w + (int64_t(group) * g.oc_per_group + (a_ok ? m0 + a_m : 0)) * k_row;
+
+  // B: this thread gathers column b_n (one output pixel) at rows b_r + 2i of each tile.
+  const int b_n = t % kHBN, b_r = t / kHBN;
+  const int64_t p = p0 + b_n;
+  const bool p_ok = p < g.pixels;
+  int ih0 = 0, iw0 = 0;
+  const T* x_img = x;
+  if (p_ok) {
+    const int64_t nb = p / g.ohw;
+    const int r = int(p - nb * g.ohw), oh = r / g.ow, ow = r - oh * g.ow;
+    ih0 = oh * g.sh - g.ph;
+    iw0 = ow * g.sw - g.pw;
+    x_img = x + (nb * g.c + int64_t(group) * g.c_per_group) * g.h * g.w;
+  }
+  const int corner = ih0 * g.w + iw0;
+
+  uint4 a_next[kAPer / 8];
+  T b_next[kHBK / 2];
+  const T zero = cuda::narrow_float<T>(0.0f);
+  auto load = [&](int k0) {
+#pragma unroll
+    for (int i = 0; i < kAPer / 8; ++i) a_next[i] = a_ok ? *reinterpret_cast<const uint4*>(a_row + k0 + a_k + 8 * i) : make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int i = 0; i < kHBK / 2; ++i) {
+      const int k = k0 + b_r + 2 * i;
+      T v = zero;
+      if (p_ok && k < k_end) {
+        const int4 e = *reinterpret_cast<const int4*>(&ktab[k]);
+        if (unsigned(ih0 + e.y) < unsigned(g.h) && unsigned(iw0 + e.z) < unsigned(g.w)) v = x_img[corner + e.x];
+      }
+      b_next[i] = v;
+    }
+  };
+  auto store = [&](int buf) {
+#pragma unroll
+    for (int i = 0; i < kAPer / 8; ++i) *reinterpret_cast<uint4*>(&a_tile[buf][a_m][a_k + 8 * i]) = a_next[i];
+#pragma unroll
+    for (int i = 0; i < kHBK / 2; ++i) b_tile[buf][b_r + 2 * i][b_n] = b_next[i];
+  };
+
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[kFM][2];
+#pragma unroll
+  for (int i = 0; i < kFM; ++i) {
+#pragma unroll
+    for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+  }
+  const int steps = (k_end - k_begin + kHBK - 1) / kHBK;
+  load(k_begin);
+  store(0);
+  __syncthreads();
+  for (int s = 0; s < steps; ++s) {
+    const int cur = s & 1;
+    if (s + 1 < steps) load(k_begin + (s + 1) * kHBK);
+#pragma unroll
+    for (int kk = 0; kk < kHBK; kk += 16) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a[kFM];
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b[2];
+#pragma unroll
+      for (int i = 0; i < kFM; ++i) wmma::load_matrix_sync(a[i], &a_tile[cur][wm * (kBM / 2) + i * 16][kk], kLdA);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) wmma::load_matrix_sync(b[j], &b_tile[cur][kk][wn * 32 + j * 16], kLdB);
+#pragma unroll
+      for (int i = 0; i < kFM; ++i) {
+#pragma unroll
+        for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+      }
+    }
+    if (s + 1 < steps) store(cur ^ 1);
+    __syncthreads();
+  }
+
+  // Epilogue: each warp stages one 16 x 16 fragment at a time in shared memory (the A tiles are
+  // free now), then writes it out: NCHW of T with the bias, or this slice's float partial sums.
+  float* stage = reinterpret_cast<float*>(&a_tile[0][0][0]) + warp * 256;
+#pragma unroll
+  for (int i = 0; i < kFM; ++i) {
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      wmma::store_matrix_sync(stage, acc[i][j], 16, wmma::mem_row_major);
+      __syncwarp();
+      for (int e = lane; e < 256; e += 32) {
+        const int m = m0 + wm * (kBM / 2) + i * 16 + e / 16;
+        const int64_t pj = p0 + wn * 32 + j * 16 + e % 16;
+        if (m >= g.oc_per_group || pj >= g.pixels) continue;
+        const int oc = group * g.oc_per_group + m;
+        if (kSplit) {
+          partial[(int64_t(split) * g.oc + oc) * g.pixels + pj] = stage[e];
+        } else {
+          const int64_t nb = pj / g.ohw, r = pj - nb * g.ohw;
+          out[(nb * g.oc + oc) * g.ohw + r] = cuda::narrow_float<T>(stage[e] + (bias ? cuda::widen(bias[oc]) : 0.0f));
+        }
+      }
+      __syncwarp();
+    }
   }
 }
 
@@ -192,12 +325,76 @@ void launch(const ConvGeometry& g, int groups, const float* x, const float* w, c
     conv2d_kernel<kBM, true><<<grid, kThreads>>>(x, w, nullptr, ktab, partial, g);
     cuda::check_launch("conv2d_kernel (split K)");
     cuda::kernel_begin();
-    split_sum_kernel<<<cuda::blocks_for(int64_t(g.oc) * g.pixels, 256), 256>>>(partial, bias, out, g);
+    split_sum_kernel<float><<<cuda::blocks_for(int64_t(g.oc) * g.pixels, 256), 256>>>(partial, bias, out, g);
     cuda::check_launch("split_sum_kernel (conv2d)");
   } else {
     conv2d_kernel<kBM, false><<<grid, kThreads>>>(x, w, bias, ktab, out, g);
     cuda::check_launch("conv2d_kernel");
   }
+}
+
+// Splits K while the output tiles (bm x bn) would fill fewer than twice the SMs (two blocks fit
+// on each), keeping every slice at least `min_steps` K steps of `step` long.
+void split_k(ConvGeometry& g, int groups, int bm, int bn, int step, int min_steps) {
+  const int64_t blocks = ((g.pixels + bn - 1) / bn) * ((g.oc_per_group + bm - 1) / bm) * groups;
+  const int k_steps = (g.k + step - 1) / step;
+  int64_t splits = 1;
+  if (g.pixels > 0 && g.oc > 0 && blocks < 2 * multiprocessors()) {
+    splits = std::min<int64_t>({(2 * multiprocessors() + blocks - 1) / blocks, k_steps / min_steps, 32});
+    splits = std::max<int64_t>(splits, 1);
+  }
+  g.k_per_split = int((k_steps + splits - 1) / splits) * step;
+  g.splits = (g.k + g.k_per_split - 1) / g.k_per_split;  // no empty slice
+}
+
+template <typename T, int kBM>
+void launch_half(const ConvGeometry& g, int groups, int k_row, const T* x, const T* w, const T* bias, const KEntry* ktab, T* out,
+                 float* partial) {
+  const int64_t tiles_p = (g.pixels + kHBN - 1) / kHBN, tiles_m = (g.oc_per_group + kBM - 1) / kBM;
+  if (tiles_p > INT32_MAX || tiles_m > 65535 || int64_t(groups) * g.splits > 65535) throw Error("cuda conv2d: output too large for one launch");
+  const dim3 grid(unsigned(tiles_p), unsigned(tiles_m), unsigned(groups * g.splits));
+  cuda::kernel_begin();
+  if (g.splits > 1) {
+    conv2d_half_kernel<T, kBM, true><<<grid, kThreads>>>(x, w, nullptr, ktab, nullptr, partial, g, k_row);
+    cuda::check_launch("conv2d_half_kernel (split K)");
+    cuda::kernel_begin();
+    split_sum_kernel<T><<<cuda::blocks_for(int64_t(g.oc) * g.pixels, 256), 256>>>(partial, bias, out, g);
+    cuda::check_launch("split_sum_kernel (conv2d, half)");
+  } else {
+    conv2d_half_kernel<T, kBM, false><<<grid, kThreads>>>(x, w, bias, ktab, out, nullptr, g, k_row);
+    cuda::check_launch("conv2d_half_kernel");
+  }
+}
+
+// A half call: the weights packed with rows padded to whole K steps, every tensor in type h.
+Tensor conv2d_half(ConvGeometry g, int groups, const std::vector<KEntry>& ktab, const Tensor& x, const Tensor& w, const Tensor* bias,
+                   const Shape& os, HalfType h) {
+  const int bm = g.oc_per_group <= 64 ? 64 : 128;
+  split_k(g, groups, bm, kHBN, kHBK, 4);
+  const int k_row = (g.k + kHBK - 1) / kHBK * kHBK;
+  Tensor packed(DType::Float32, Shape{int64_t(g.oc), int64_t(k_row)});  // zero-filled: the padding
+  for (int64_t r = 0; r < g.oc; ++r) {
+    std::copy_n(w.data<float>() + r * g.k, g.k, packed.mutable_data<float>() + r * k_row);
+  }
+  const cuda::DeviceBuffer dx = cuda::to_device_half(x, h), dw = cuda::to_device_half(packed, h);
+  const cuda::DeviceBuffer db = bias ? cuda::to_device_half(*bias, h) : cuda::DeviceBuffer();
+  const cuda::DeviceBuffer dk = cuda::to_device(ktab.data(), ktab.size() * sizeof(KEntry));
+  cuda::DeviceBuffer dout = cuda::half_output_buffer(os);
+  if (os.numel() > 0) {
+    cuda::DeviceBuffer partial;
+    if (g.splits > 1) partial = cuda::DeviceBuffer::uninitialised(size_t(g.splits) * size_t(g.oc) * size_t(g.pixels) * sizeof(float));
+    cuda::with_half_storage(h, [&](auto tag) {
+      using T = decltype(tag);
+      const T* b = bias ? db.as<T>() : nullptr;
+      if (bm == 64) {
+        launch_half<T, 64>(g, groups, k_row, dx.as<T>(), dw.as<T>(), b, dk.as<KEntry>(), dout.as<T>(), partial.as<float>());
+      } else {
+        launch_half<T, 128>(g, groups, k_row, dx.as<T>(), dw.as<T>(), b, dk.as<KEntry>(), dout.as<T>(), partial.as<float>());
+      }
+    });
+    if (g.splits > 1) partial.check_guards("cuda conv2d (split-K partial sums)");
+  }
+  return cuda::to_host_half(dout, h, os, "cuda conv2d");
 }
 }  // namespace
 
@@ -206,7 +403,7 @@ Tensor conv2d_cuda(const Conv2dParams& p, const Tensor& x, const Tensor& w, cons
   cuda::require_gpu(Conv2dParams::kName);
   const Shape os = p.output_shape();
   // Offsets within one image, and every count below, are 32-bit; pixel and output indices 64-bit.
-  if (p.x[1] * p.x[2] * p.x[3] > INT32_MAX || os[1] * os[2] * os[3] > INT32_MAX || p.reduction_length() > INT32_MAX - kBK) {
+  if (p.x[1] * p.x[2] * p.x[3] > INT32_MAX || os[1] * os[2] * os[3] > INT32_MAX || p.reduction_length() > INT32_MAX - kHBK) {
     throw Error("cuda conv2d: an image or a filter of " + p.str() + " has more than 2^31 elements");
   }
   ConvGeometry g{};
@@ -223,19 +420,9 @@ Tensor conv2d_cuda(const Conv2dParams& p, const Tensor& x, const Tensor& w, cons
     if (offset > INT32_MAX - int64_t(g.h) * g.w) throw Error("cuda conv2d: the receptive field of " + p.str() + " spans more than 2^31 elements");
     ktab[size_t(k)] = {int(offset), int(kh * g.dh), int(kw * g.dw), 0};
   }
+  if (const HalfType h = half_in_scope(); h != HalfType::None) return conv2d_half(g, groups, ktab, x, w, bias, os, h);
   const int bm = g.oc_per_group <= 64 ? 64 : 128;
-
-  // Split K while the output tiles would fill fewer than twice the SMs (two blocks fit on each),
-  // keeping every slice at least 8 steps long.
-  const int64_t blocks = ((g.pixels + kBN - 1) / kBN) * ((g.oc_per_group + bm - 1) / bm) * groups;
-  const int k_steps = (g.k + kBK - 1) / kBK;
-  int64_t splits = 1;
-  if (os.numel() > 0 && blocks < 2 * multiprocessors()) {
-    splits = std::min<int64_t>({(2 * multiprocessors() + blocks - 1) / blocks, k_steps / 8, 32});
-    splits = std::max<int64_t>(splits, 1);
-  }
-  g.k_per_split = int((k_steps + splits - 1) / splits) * kBK;
-  g.splits = (g.k + g.k_per_split - 1) / g.k_per_split;  // no empty slice
+  split_k(g, groups, bm, kBN, kBK, 8);
 
   const cuda::DeviceBuffer dx = cuda::to_device(x), dw = cuda::to_device(w);
   const cuda::DeviceBuffer db = bias ? cuda::to_device(*bias) : cuda::DeviceBuffer();

@@ -193,7 +193,38 @@ TEST(Cuda, IndexingSelectionAndNmsAreBitExact) {
   EXPECT_TRUE(same_bytes(backend("ref").run(big.line, in)[0], backend("cuda").run(big.line, in)[0]));
 }
 
-// conv2d's launch paths, each replayed against the reference (small, so that racecheck finishes):
+// A half call (precision=fp16|bf16) runs parity's half kernels: every random line in both types
+// judged against the reference at that precision, and what only moves, selects or compares
+// elements (no arithmetic that rounds) bit for bit.
+TEST(Cuda, EveryOpMatchesTheReferenceAtHalfPrecision) {
+  SKIP_WITHOUT_GPU();
+  ReplayOptions o;
+  o.backend_a = "ref", o.backend_b = "cuda";
+  for (HalfType h : {HalfType::Fp16, HalfType::Bf16}) {
+    for (const std::string& line : random_lines(lines_per_test(), 20261127)) {
+      const Case c = parse_case(with_half(line, h), "cuda_test");
+      const std::string op = op_name_of(line);
+      const std::vector<Tensor> in = seeded_inputs(c, 5);
+      if (op != "conv2d" && op != "silu" && op != "sigmoid" && op != "detect_decode" && op != "add") {
+        const std::vector<Tensor> a = backend("ref").run(c.line, in), b = backend("cuda").run(c.line, in);
+        ASSERT_EQ(a.size(), b.size()) << c.line;
+        for (size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(same_bytes(a[k], b[k])) << c.line << " output " << k;
+        continue;
+      }
+      o.seed = 5;
+      const CaseResult r = replay_case(c, o);
+      if (r.state == State::Mistrusted) {  // NaN or Inf on a side: then only the same bytes pass
+        const std::vector<Tensor> a = backend("ref").run(c.line, in), b = backend("cuda").run(c.line, in);
+        for (size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(same_bytes(a[k], b[k])) << c.line << " output " << k;
+        continue;
+      }
+      EXPECT_EQ(r.state, State::Passed) << c.line << ": " << r.reason;
+    }
+  }
+}
+
+// conv2d's launch paths, each replayed against the reference in float32 and in both half types
+// (small, so that racecheck finishes):
 // K split across blocks (few output tiles, K in the thousands; a last slice shorter than the
 // others; with and without bias), 64- and 128-row tiles, several tiles each way, groups with
 // split K, a K shorter than one step, dilation with stride.
@@ -205,8 +236,10 @@ TEST(Cuda, ConvLaunchPathsMatchTheReference) {
                            "conv2d x=1x64x9x9 w=64x16x3x3 bias pad=1 groups=4", "conv2d x=2x3x64x64 w=32x3x6x6 bias stride=2 pad=2",
                            "conv2d x=3x64x40x40 w=256x64x1x1 bias", "conv2d x=1x5x13x11 w=130x5x1x1 bias",
                            "conv2d x=2x17x19x23 w=19x17x3x3 stride=2 pad=2 dilation=2"}) {
-    const CaseResult r = replay_case(parse_case(line, "cuda_test"), o);
-    EXPECT_EQ(r.state, State::Passed) << line << ": " << r.reason;
+    for (HalfType h : {HalfType::None, HalfType::Fp16, HalfType::Bf16}) {
+      const CaseResult r = replay_case(parse_case(with_half(line, h), "cuda_test"), o);
+      EXPECT_EQ(r.state, State::Passed) << with_half(line, h) << ": " << r.reason;
+    }
   }
 }
 
