@@ -17,6 +17,14 @@ if(NOT PARITY_CUDA STREQUAL "OFF")
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures")
     endif()
+    # conv2d's bfloat16 kernel runs on tensor cores through WMMA, which has bfloat16 from sm_80.
+    foreach(_parity_arch IN LISTS CMAKE_CUDA_ARCHITECTURES)
+      string(REGEX MATCH "^[0-9]+" _parity_arch_number "${_parity_arch}")
+      if(_parity_arch_number AND _parity_arch_number LESS 80)
+        message(FATAL_ERROR "CMAKE_CUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES}: parity's CUDA kernels need sm_80 or newer "
+                            "(bfloat16 tensor cores); build for 80, 86, 89, 90 or newer, or with PARITY_CUDA=OFF")
+      endif()
+    endforeach()
     # The shared runtime lets LibTorch (which brings its own) and parity share one CUDA context.
     set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)

@@ -49,6 +49,10 @@ struct DumpLayer {
   std::string name, op, line;  // line: the op line, as the manifest's `params` field gives it
   std::shared_ptr<const Call> call;  // `line` read once, when the manifest is: null for an op parity does not know
   double time_ms = 0;
+  // Under autocast, the type the ATen kernels inside the call met: "float32" (none met a half
+  // tensor or may have run in TF32), "tf32", "float16" or "bfloat16"; empty where the recording
+  // did not watch (parity_torch's kernel_types.py).
+  std::string kernels_in;
   std::vector<DumpTensorInfo> inputs, outputs;
 
   // The input of this role; null when there is none.

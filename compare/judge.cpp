@@ -224,6 +224,12 @@ class LayerJudge {
   // --precision, made coarser by the outputs' dtypes: a float16 dump is judged as fp16.
   void choose_profile() {
     v_.profile = coarsened(coarsened(o_.precision, call_a_, a_), call_b_, b_);
+    // A call both sides computed in float32, one of them under autocast with every kernel inside
+    // on float32 tensors (a GELU between autocast's layers), is compared at float32: two autocast
+    // runs a GELU kernel 0.4% off apart passed at bfloat16's tolerance.
+    if (is_half(v_.profile) && (a_.float32_kernels || b_.float32_kernels) && computed_in_float32(0) && computed_in_float32(1)) {
+      v_.profile = Precision::Fp32;
+    }
     for (size_t k = 0; k < std::min(a_.outputs.size(), b_.outputs.size()); ++k) {
       const DType x = a_.outputs[k].dtype(), y = b_.outputs[k].dtype();
       if (x != y && is_floating(x) && is_floating(y)) {
@@ -250,17 +256,7 @@ class LayerJudge {
                   std::any_of(side.outputs.begin(), side.outputs.end(), [](const Tensor& t) { return t.dtype() == DType::Float16; });
     if (!run.precision) return how;
     how.profile = coarsened(*run.precision, k == 0 ? call_a_ : call_b_, side);
-    // A call of a half model whose outputs the run held in float32 (no cast_from: a `.float()`
-    // island) computed in float32: judged at float32, or a float32 kernel 2% off passes as
-    // bfloat16's rounding. Not under autocast, whose composite calls (a GRU cell) run their
-    // products in the half type inside and may return float32.
-    if (is_half(how.profile) && !run.autocast && float32_outputs(k == 0 ? call_a_ : call_b_, side, false)) how.profile = Precision::Fp32;
-    // Under autocast, a call autocast casts to float32 first (cdist, the losses, TorchCall::
-    // fp32_autocast) computed in float32 on its inputs made exactly wider, half ones included: at
-    // bfloat16's bound a kNN distance 25% off passed.
-    if (is_half(how.profile) && run.autocast && fp32_autocast(k == 0 ? call_a_ : call_b_) && float32_outputs(k == 0 ? call_a_ : call_b_, side, true)) {
-      how.profile = Precision::Fp32;
-    }
+    if (is_half(how.profile) && float32_call(k)) how.profile = Precision::Fp32;
     how.exact_inputs = run.cpu && is_half(how.profile);
     how.strided_inputs = side.strided_inputs, how.first_input_rank = side.first_input_rank;
     how.float16 = how.float16 || *run.precision == Precision::Fp16;
@@ -287,6 +283,33 @@ class LayerJudge {
       any = true;
     }
     return any;
+  }
+
+  // Whether side k's kernel computed this call in float32 inside a half run, so that it is judged
+  // at float32 (a float32 kernel 2% off passed as bfloat16's rounding):
+  // - a half model's call whose outputs the run held in float32 (no cast_from: a `.float()`
+  //   island). Not under CPU autocast (SideRun::autocast), whose composite calls (a GRU cell) run
+  //   their products in the half type inside and may return float32;
+  // - under autocast (any device), one whose recording saw every kernel inside compute on float32
+  //   tensors (DumpLayer::kernels_in: an add, a GELU between autocast's layers; a GRU cell's
+  //   record says bfloat16);
+  // - under autocast, a call autocast casts to float32 first (cdist, the losses, TorchCall::
+  //   fp32_autocast), on its inputs made exactly wider, half ones included (a kNN distance 25%
+  //   off passed).
+  bool float32_call(int k) const {
+    const SideRun& run = o_.runs[k];
+    const LayerSide& side = k == 0 ? a_ : b_;
+    const ReadCall& call = k == 0 ? call_a_ : call_b_;
+    if ((!run.autocast || side.float32_kernels) && float32_outputs(call, side, false)) return true;
+    return run.autocast && fp32_autocast(call) && float32_outputs(call, side, true);
+  }
+
+  // Side k computed this call in float32, as its run says (--precision auto): a float32 run's, or
+  // one float32_call names.
+  bool computed_in_float32(int k) const {
+    const SideRun& run = o_.runs[k];
+    if (!run.precision) return false;
+    return coarsened(*run.precision, k == 0 ? call_a_ : call_b_, k == 0 ? a_ : b_) == Precision::Fp32 || float32_call(k);
   }
 
   static bool fp32_autocast(const ReadCall& read) {

@@ -104,6 +104,9 @@ struct LayerSide {
   // a float32 model's bfloat16 block is judged at bf16 on that side.
   Precision computed_in = Precision::Fp32;
   bool half_inputs = false;  // an input its producer held in a half type (or one held so here)
+  // Under autocast, the recording saw every kernel inside the call compute in float32 (DumpLayer::
+  // kernels_in): no half tensor inside, as in an add or a GELU between autocast's layers.
+  bool float32_kernels = false;
   // The judge's outputs for this call on these inputs when the caller already has them (replay
   // with A = the judge backend); they are not computed again.
   std::optional<std::vector<Tensor>> judged;

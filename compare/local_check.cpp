@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <memory>
+#include <regex>
+#include <utility>
 
 #include "compare/dump_reader.h"
 #include "compare/output_streams.h"
@@ -84,7 +88,8 @@ bool fp32_sum(const ReadCall& read, const SideJudging& how) {
 
 LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const SideJudging& how, const ReadCall& read)
     : name_(name), o_(o), read_(read), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None),
-      float16_(how.float16), inputs_rounded_(how.inputs_rounded) {
+      float16_(how.float16), inputs_rounded_(how.inputs_rounded),
+      half_(how.profile == Precision::Fp16 ? HalfType::Fp16 : how.profile == Precision::Bf16 ? HalfType::Bf16 : HalfType::None) {
   if (how.exact_inputs && fp32_sum(read, how)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
   // No kernel of it rounds its inputs first, in any precision (an FFT: cuFFT's half transforms
   // take half inputs): its terms are the inputs as recorded.
@@ -286,13 +291,62 @@ SideCheck LocalCheck::torch_call_check(const LayerSide& s, const ReadCall& read,
   }
   for (size_t k = 0; k < judged->outputs.size() && c.ok; ++k) {
     if (k + 1 == judged->outputs.size() && indices_checked) continue;
-    const TensorDiff d = against_torch(s, read, k, *judged, inputs);
+    TensorDiff d = against_torch(s, read, k, *judged, inputs);
+    if (d.state == State::Failed && !d.structural) d = with_numbers_rounded(s, read, k, inputs, std::move(d));
     if (d.state == State::Failed) {
       c.ok = false, c.structural = d.structural;
       c.note = output_role(s.roles, k) + ": " + judge_labels(d.reason, s_label) + " (the judge: LibTorch in float64)" + overflow_note(d);
     }
   }
   return c;
+}
+
+namespace {
+
+// `line` with each field that is a Python float (`arg1=0.3`) rounded by `round`: tensors
+// (`in0=64x64`), integers and words stay as they are.
+std::string numbers_rounded(const std::string& line, const std::function<float(double)>& round) {
+  static const std::regex number(R"(( [A-Za-z_][A-Za-z0-9_]*=)(-?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+(?=[eE]))(?:[eE][-+]?[0-9]+)?)(?= |$))");
+  std::string out;
+  auto last = line.cbegin();
+  for (std::sregex_iterator it(line.begin(), line.end(), number), end; it != end; ++it) {
+    const std::smatch& m = *it;
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9g", double(round(std::stod(m[2].str()))));
+    out.append(last, m[0].first).append(m[1].str()).append(text);
+    last = m[0].second;
+  }
+  return out.append(last, line.cend());
+}
+
+}  // namespace
+
+// A step function of a Python number (`number_in_type`: remainder(x, 0.3), floor_divide) beyond
+// tolerance: its CPU kernels round the number to a half tensor's type first, CUDA's to float32,
+// where the judge kept it exact, and near a step either answer is correct. Judged again with the
+// number rounded each way (the side's half type, then float32); kept when one passes, with a note.
+TensorDiff LocalCheck::with_numbers_rounded(const LayerSide& s, const ReadCall& read, size_t k, const std::vector<Tensor>& inputs,
+                                            TensorDiff d) const {
+  const TorchCall* t = torch_call(read.op);
+  if (!t || !t->number_in_type) return d;
+  std::vector<std::pair<std::string, std::function<float(double)>>> ways;
+  if (const HalfType h = half_; h != HalfType::None) {
+    ways.emplace_back(h == HalfType::Fp16 ? "float16" : "bfloat16", [h](double v) { return round_to(float(v), h); });
+  }
+  ways.emplace_back("float32", [](double v) { return float(v); });
+  for (const auto& [type, round] : ways) {
+    const std::string line = numbers_rounded(s.line, round);
+    if (line == s.line) continue;
+    try {
+      TensorDiff other = against_torch(s, read, k, aten_plugin().torch_call(line, inputs), inputs);
+      if (other.state == State::Failed) continue;
+      other.reason = "the judge's with its Python numbers rounded to " + type + ", as a kernel of this call rounds them";
+      return other;
+    } catch (const Error&) {
+      continue;
+    }
+  }
+  return d;
 }
 
 // sort, argsort, topk, median, kthvalue, cummax (`tied` in the table): the side's indices, the

@@ -78,12 +78,14 @@ class LocalCheck {
                            const std::vector<Tensor>& judged, bool& checked) const;
   TensorDiff against_torch(const LayerSide& s, const ReadCall& read, size_t k, const TorchCallResult& judged,
                            const std::vector<Tensor>& inputs) const;
+  TensorDiff with_numbers_rounded(const LayerSide& s, const ReadCall& read, size_t k, const std::vector<Tensor>& inputs, TensorDiff d) const;
 
   const std::string& name_;
   const JudgeOptions& o_;
   const ReadCall& read_;
   PrecisionProfile profile_;
   HalfType autocast_to_;
+  HalfType half_;  // the side's half type, where it is judged at one
   bool float16_;
   bool inputs_rounded_;
   double u_sum_ = 0x1p-24;  // what a sum's partial sums are rounded to (half_sum: the side's type)

@@ -317,7 +317,7 @@ DumpLayer layer_of(const json& l, size_t position, const TensorHeaders& headers)
     layer.name = text_of(required(l, "", "name"), "", "name");
     if (layer.name.empty()) bad("", "name", "empty");
     label += " (" + layer.name + ")";
-    only_known(l, "", {"index", "name", "op", "params", "time_ms", "inputs", "outputs"});
+    only_known(l, "", {"index", "name", "op", "params", "time_ms", "kernels_in", "inputs", "outputs"});
     const json* index = find(l, "index");
     layer.index = index ? integer_of(*index, "", "index") : int64_t(position);
     if (layer.index < 0) bad("", "index", "negative (" + std::to_string(layer.index) + ")");
@@ -325,6 +325,11 @@ DumpLayer layer_of(const json& l, size_t position, const TensorHeaders& headers)
     if (const json* t = find(l, "time_ms")) {
       if (!t->is_number()) bad("", "time_ms", "not a number");
       layer.time_ms = t->get<double>();
+    }
+    layer.kernels_in = optional_string(l, "", "kernels_in");
+    if (!layer.kernels_in.empty() && layer.kernels_in != "float32" && layer.kernels_in != "tf32" && layer.kernels_in != "float16" &&
+        layer.kernels_in != "bfloat16") {
+      bad("", "kernels_in", "\"" + layer.kernels_in + "\" is none of float32, tf32, float16, bfloat16");
     }
     layer.inputs = tensor_list(l, "inputs", false, specs, headers);
     layer.outputs = tensor_list(l, "outputs", true, specs, headers);

@@ -36,7 +36,8 @@ void set_flag(TorchCall& c, const std::string& flag, const std::string& row) {
       {"half_sum", &TorchCall::half_sum}, {"half_weights", &TorchCall::half_weights},
       {"half_steps", &TorchCall::half_steps}, {"literal", &TorchCall::literal},
       {"exact_terms", &TorchCall::exact_terms}, {"complex_out", &TorchCall::complex_out}, {"half_inside", &TorchCall::half_inside},
-      {"first_output", &TorchCall::first_output}, {"fp32_autocast", &TorchCall::fp32_autocast}};
+      {"first_output", &TorchCall::first_output}, {"fp32_autocast", &TorchCall::fp32_autocast},
+      {"number_in_type", &TorchCall::number_in_type}};
   const auto it = flags.find(flag);
   if (it == flags.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown flag \"" + flag + "\"");
   c.*(it->second) = true;

@@ -17,7 +17,8 @@ struct TorchCall {
   bool placement = false, metadata = false, python_read = false, composite = false, copy = false, cast = false,
        fills = false, uninitialised = false, tied = false, arithmetic = false, reflected = false, samples = false,
        lowp = false, fp32_sum = false, bias_after = false, half_sum = false, half_weights = false, half_steps = false, literal = false,
-       exact_terms = false, complex_out = false, half_inside = false, first_output = false, fp32_autocast = false;
+       exact_terms = false, complex_out = false, half_inside = false, first_output = false, fp32_autocast = false,
+       number_in_type = false;
 };
 
 // The call's name as the table keys it, from the op a dump names it by (torch.Tensor.add_,

@@ -254,8 +254,10 @@ conv2d_half_kernel(const T* __restrict__ x, const T* __restrict__ w, const T* __
     for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
   }
   const int steps = (k_end - k_begin + kHBK - 1) / kHBK;
-  load(k_begin);
-  store(0);
+  if (steps > 0) {  // none where there is no input channel: the packed weights are empty
+    load(k_begin);
+    store(0);
+  }
   __syncthreads();
   for (int s = 0; s < steps; ++s) {
     const int cur = s & 1;
@@ -336,6 +338,10 @@ void launch(const ConvGeometry& g, int groups, const float* x, const float* w, c
 // Splits K while the output tiles (bm x bn) would fill fewer than twice the SMs (two blocks fit
 // on each), keeping every slice at least `min_steps` K steps of `step` long.
 void split_k(ConvGeometry& g, int groups, int bm, int bn, int step, int min_steps) {
+  if (g.k == 0) {  // no input channel: one slice of no step, the bias alone
+    g.splits = 1, g.k_per_split = step;
+    return;
+  }
   const int64_t blocks = ((g.pixels + bn - 1) / bn) * ((g.oc_per_group + bm - 1) / bm) * groups;
   const int k_steps = (g.k + step - 1) / step;
   int64_t splits = 1;

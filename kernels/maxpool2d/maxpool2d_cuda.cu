@@ -1,7 +1,7 @@
 // maxpool2d on the device: one thread per output element, the reference's scan order and NaN
 // rule (a NaN in the window wins and ends the scan; padding never wins). Index arithmetic in 32
 // bits where the input and output allow: 64-bit division dominated the kernel. A half call
-// compares its type's values widened to float32 (exact) and stores the winner in its type.
+// compares its type's values widened to float32 (exact) and stores the winning element as it is.
 #include <cstdint>
 
 #include "kernels/cuda_half.cuh"
@@ -20,18 +20,20 @@ template <typename T, typename I> __global__ void maxpool2d_kernel(const T* __re
     const I ow = o % g.ow, rest = o / g.ow, oh = rest % g.oh, plane = rest / g.oh;
     const T* src = x + plane * g.h * g.w;
     float best = -INFINITY;
+    T winner = cuda::narrow_float<T>(-INFINITY);  // the element itself: a NaN keeps its bits
     for (I kh = 0; kh < g.kh && !isnan(best); ++kh) {
       const I ih = oh * g.sh - g.ph + kh * g.dh;
       if (ih < 0 || ih >= g.h) continue;
       for (I kw = 0; kw < g.kw; ++kw) {
         const I iw = ow * g.sw - g.pw + kw * g.dw;
         if (iw < 0 || iw >= g.w) continue;
-        const float v = cuda::widen(src[ih * g.w + iw]);
-        if (v > best || isnan(v)) best = v;
+        const T e = src[ih * g.w + iw];
+        const float v = cuda::widen(e);
+        if (v > best || isnan(v)) best = v, winner = e;
         if (isnan(best)) break;
       }
     }
-    out[o] = cuda::narrow_float<T>(best);  // exact: best is an element, or -inf
+    out[o] = winner;
   }
 }
 }  // namespace

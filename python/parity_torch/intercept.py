@@ -3,6 +3,7 @@ the process-wide wrappers of patches.py, for the calls torch 1.13's mode does no
 `+`, F.silu, indexing, torchvision's nms, and the functions inside leaf modules parity has no op for
 (BatchNorm2d's batch_norm, ReLU's relu). A call becomes a layer; a view or a copy keeps its producer
 (provenance.py); a factory (zeros, arange) is a layer without inputs."""
+import contextlib
 import functools
 import time
 import types
@@ -10,7 +11,7 @@ import types
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import calls, ops, patches, torch_calls
+from . import calls, kernel_types, ops, patches, torch_calls
 from .naming import short_name
 from .provenance import version_of
 from .views import call_text
@@ -99,10 +100,12 @@ class FunctionCalls:
             r.busy -= 1
         if sparse:
             return self.unrecorded(func, name, args, kwargs)  # no storage to dump or follow
+        watch = kernel_types.watcher(tensors)
         started = time.perf_counter()
         r.busy += 1
         try:
-            result = func(*args, **kwargs)
+            with watch or contextlib.nullcontext():
+                result = func(*args, **kwargs)
         finally:
             r.busy -= 1
         elapsed = (time.perf_counter() - started) * 1e3
@@ -123,7 +126,8 @@ class FunctionCalls:
             if r.record_inputs and not all(storable(t) for _, t in tensors):
                 self.skip(func, name)  # no dtype of parity's holds it (complex32): named, not written
                 return result
-            self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed, buffers)
+            layer = self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed, buffers)
+            layer.kernels_in = kernel_types.kernels_in(watch, outputs)
         finally:
             r.busy -= 1
         return result
@@ -204,3 +208,4 @@ class FunctionCalls:
         r.files.record_outputs(layer, outputs)
         if target is not None:
             r.sources.last_write_by(target)
+        return layer

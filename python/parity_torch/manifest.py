@@ -66,8 +66,11 @@ def layer_json(i, l):
             if t.get("via") is not None:
                 out["via"] = t["via"]
         return out
-    return {"index": i, "name": l.name, "op": l.op, "params": l.line, "time_ms": round(l.time_ms, 4),
-            "inputs": [tensor(t) for t in l.inputs], "outputs": [tensor(t) for t in l.outputs]}
+    out = {"index": i, "name": l.name, "op": l.op, "params": l.line, "time_ms": round(l.time_ms, 4),
+           "inputs": [tensor(t) for t in l.inputs], "outputs": [tensor(t) for t in l.outputs]}
+    if l.kernels_in:
+        out["kernels_in"] = l.kernels_in
+    return out
 
 
 def device_text(devices):

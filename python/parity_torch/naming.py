@@ -23,6 +23,7 @@ class Layer:
         self.occurrence = 0
         self.name = None  # decided when the enclosing module call ends
         self.inputs, self.outputs, self.time_ms = [], [], 0.0
+        self.kernels_in = None  # under autocast: the type the kernels inside computed in (kernel_types.py)
 
 
 class Names:

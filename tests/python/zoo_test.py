@@ -641,6 +641,65 @@ class RoundTrip(torch.nn.Module):
         return self.b(self.a(x).to(torch.bfloat16).to(x.dtype))
 
 
+class Float32Between(torch.nn.Module):
+    """A float32 GELU between layers bfloat16 autocast runs: a Linear, and a GRU cell, whose products
+    autocast runs in bfloat16 inside while it reads and returns float32."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp, self.cell, self.out = torch.nn.Linear(16, 32), torch.nn.GRUCell(32, 32), torch.nn.Linear(32, 4)
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(self.inp(x).float())
+        return self.out(self.cell(h, h))
+
+
+class PlantedGelu(zoo.TorchFunctionMode):
+    """gelu's kernel giving one element 0.4% off: no float32 kernel's rounding, well within bfloat16's."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", "") == "gelu":
+            with torch._C.DisableTorchFunction():
+                result.view(-1)[5] = result.view(-1)[5] * 1.004 + 0.004
+        return result
+
+
+class StepsOfANumber(torch.nn.Module):
+    """Step functions of a Python number, as a grid or a phase is worked out: torch 1.13's bfloat16
+    CPU kernels round the number to bfloat16 first (0.3 as 0.30078125), CUDA's to float32."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.tensor(3.0))
+
+    def forward(self, x):
+        y = x * self.scale
+        return torch.remainder(y, 0.3) + torch.fmod(y, 0.7) + torch.floor_divide(y, 0.3) + torch.div(y, 0.3, rounding_mode="floor") + y // 0.7
+
+
+class PlantedStep(zoo.TorchFunctionMode):
+    """remainder's kernel giving one element 0.1 off, one far from a step (0.15 of 0.3): no rounding
+    of 0.3 or of its input explains that (next to a step, moving the input by a unit wraps it)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", "") == "remainder":
+            with torch._C.DisableTorchFunction():
+                flat = result.view(-1)
+                flat[int((flat.float() - 0.15).abs().argmin())] += 0.1
+        return result
+
+
+def bf16_autocast(below=None):
+    """CPU bfloat16 autocast, entered with `below` (a mode under the recorder's) first."""
+    stack = contextlib.ExitStack()
+    if below is not None:
+        stack.enter_context(below)
+    stack.enter_context(torch.autocast("cpu", dtype=torch.bfloat16))
+    return stack
+
+
 class Hazards(InTempFolder):
     """What an adversarial review found (2026-11-26): each a false verdict before its fix."""
 
@@ -878,6 +937,32 @@ class Hazards(InTempFolder):
         x = torch.rand(4, 3, 12, 12, generator=torch.Generator().manual_seed(1))
         code, out, _ = compare(self.dump("train-a", net, x), self.dump("train-b", net, x, torch.float64))
         self.assertEqual(code, 0, out[-2000:])
+
+    def test_a_float32_call_between_autocast_layers_is_judged_at_float32(self):
+        # Under autocast, a call on float32 tensors whose kernels met no half tensor (parity_torch's
+        # kernels_in) computed in float32: judged at bfloat16's bound, a GELU 0.4% off passed. The GRU
+        # cell, whose products ran in bfloat16 inside, keeps that bound (no false failure).
+        torch.manual_seed(0)
+        net, x = Float32Between().eval(), torch.randn(8, 16, generator=torch.Generator().manual_seed(1))
+        plain, mixed = self.dump("between-f32", net, x), self.dump("between-ac", net, x, below=bf16_autocast())
+        for a, b in ((plain, mixed), (mixed, plain)):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
+        bad = self.dump("between-ac-bad", net, x, below=bf16_autocast(PlantedGelu()))
+        self.assert_named(plain, bad, "gelu")
+        self.assert_named(mixed, bad, "gelu")
+
+    def test_a_step_of_a_python_number_judged_with_the_number_as_the_kernel_rounds_it(self):
+        # remainder(x, 0.3), fmod, floor_divide, div(rounding_mode='floor') and // of a bfloat16 model
+        # against float32: the judge kept 0.3 exact where the kernel rounded it to bfloat16, and
+        # named the correct bfloat16 side defective at every multiple (exit 1 on two correct runs).
+        torch.manual_seed(0)
+        net, x = StepsOfANumber(), torch.randn(64, 64, generator=torch.Generator().manual_seed(0))
+        plain, half = self.dump("steps-f32", net, x), self.dump("steps-bf16", net, x, torch.bfloat16)
+        for a, b in ((plain, half), (half, plain)):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
+        self.assert_named(plain, self.dump("steps-bf16-bad", net, x, torch.bfloat16, below=PlantedStep()), "remainder")
 
     def test_a_round_trip_through_bfloat16_is_the_consumers_input_not_the_producers(self):
         torch.manual_seed(0)

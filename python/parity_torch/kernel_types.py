@@ -1,0 +1,67 @@
+"""Which floating type the ATen kernels inside one call computed in, seen under autocast. A call whose
+tensors are all float32 may run its products in the half type inside (a GRU cell's linear layers,
+which autocast casts) or compute in float32 throughout (an add, a GELU between autocast's layers).
+The recording says which (a layer's `kernels_in`), so that the judge holds the second to float32's
+bound: judged at the half type's, a float32 GELU kernel 0.2% off passed."""
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from .manifest import autocast_now
+
+_HALF = (torch.float16, torch.bfloat16)
+
+
+# ATen kernels a CUDA device with TF32 may run in it on float32 tensors, and the switch that allows it.
+_CUDNN = ("conv", "cudnn_conv", "_convolution")
+_MATMUL = ("mm", "bmm", "addmm", "baddbmm", "addbmm", "addmv", "mv", "matmul", "linear", "dot")
+
+
+def _tf32_allowed(name, tensors):
+    """Whether kernel `name` on `tensors` may have computed in TF32: float32 CUDA tensors on a device
+    of compute capability 8 or more, with PyTorch's switch for that kind of kernel on."""
+    cuda = [t for t in tensors if t.is_cuda and t.dtype == torch.float32]
+    if not cuda or torch.cuda.get_device_capability(cuda[0].device)[0] < 8:
+        return False
+    if name.startswith(_CUDNN):
+        return torch.backends.cudnn.allow_tf32
+    return name in _MATMUL and torch.backends.cuda.matmul.allow_tf32
+
+
+class KernelTypes(TorchDispatchMode):
+    """Sees every ATen call below autocast (the Python dispatch key is under it, so the casts it made
+    are seen): `half` is the first half type any of their tensors had, or None; `tf32` whether a
+    convolution or product on float32 CUDA tensors may have run in TF32."""
+
+    def __init__(self):
+        super().__init__()
+        self.half, self.tf32 = None, False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if self.half is None:
+            tensors = [t for t in tree_flatten((args, kwargs, result))[0] if torch.is_tensor(t)]
+            self.half = next((t.dtype for t in tensors if t.dtype in _HALF), None)
+            if not self.tf32:
+                self.tf32 = _tf32_allowed(func.overloadpacket.__name__, tensors)
+        return result
+
+
+def watcher(tensors):
+    """A KernelTypes to run a call in, where its record can say something: autocast is on and every
+    float tensor the call takes is float32. None otherwise (nothing to learn, and nothing slowed)."""
+    if any(t.is_floating_point() and t.dtype != torch.float32 for _, t in tensors) or not autocast_now():
+        return None
+    return KernelTypes()
+
+
+def kernels_in(watch, outputs):
+    """The layer's `kernels_in`: "float32" when the call's float outputs are float32 and no kernel
+    inside met a half tensor or may have run in TF32; the half type's name when one met it, "tf32"
+    for TF32; None where nothing was watched."""
+    floats = [t for t in outputs if t.is_floating_point()]
+    if watch is None or not floats or any(t.dtype != torch.float32 for t in floats):
+        return None
+    if watch.half is not None:
+        return str(watch.half).replace("torch.", "")
+    return "tf32" if watch.tf32 else "float32"
