@@ -226,8 +226,11 @@ class LayerJudge {
     v_.profile = coarsened(coarsened(o_.precision, call_a_, a_), call_b_, b_);
     // A call both sides computed in float32, one of them under autocast with every kernel inside
     // on float32 tensors (a GELU between autocast's layers), is compared at float32: two autocast
-    // runs a GELU kernel 0.4% off apart passed at bfloat16's tolerance.
-    if (is_half(v_.profile) && (a_.float32_kernels || b_.float32_kernels) && computed_in_float32(0) && computed_in_float32(1)) {
+    // runs a GELU kernel 0.4% off apart passed at bfloat16's tolerance. Only a call the judge can
+    // run again: beyond float32's tolerance an unchecked one would be UNCHECKED, where the runs'
+    // own type passes it.
+    if (is_half(v_.profile) && (a_.float32_kernels || b_.float32_kernels) && computed_in_float32(0) && computed_in_float32(1) &&
+        judge_runs_again(call_a_) && judge_runs_again(call_b_)) {
       v_.profile = Precision::Fp32;
     }
     for (size_t k = 0; k < std::min(a_.outputs.size(), b_.outputs.size()); ++k) {
@@ -310,6 +313,14 @@ class LayerJudge {
     const SideRun& run = o_.runs[k];
     if (!run.precision) return false;
     return coarsened(*run.precision, k == 0 ? call_a_ : call_b_, k == 0 ? a_ : b_) == Precision::Fp32 || float32_call(k);
+  }
+
+  // Whether a local check can be made of this call: an op of parity's the judge has, or a torch
+  // call the table gives an ATen operator and a bound.
+  bool judge_runs_again(const ReadCall& read) const {
+    if (read.call) return backend(o_.judge).supports(read.op);
+    const TorchCall* t = torch_call(read.op);
+    return t && !t->aten.empty() && t->bound != TorchBound::None;
   }
 
   static bool fp32_autocast(const ReadCall& read) {
