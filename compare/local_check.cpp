@@ -312,7 +312,7 @@ std::string numbers_rounded(const std::string& line, const std::function<float(d
   for (std::sregex_iterator it(line.begin(), line.end(), number), end; it != end; ++it) {
     const std::smatch& m = *it;
     char text[32];
-    std::snprintf(text, sizeof text, "%.9g", double(round(std::stod(m[2].str()))));
+    std::snprintf(text, sizeof text, "%.17g", double(round(std::stod(m[2].str()))));  // read back as that very float
     out.append(last, m[0].first).append(m[1].str()).append(text);
     last = m[0].second;
   }

@@ -100,7 +100,7 @@ class FunctionCalls:
             r.busy -= 1
         if sparse:
             return self.unrecorded(func, name, args, kwargs)  # no storage to dump or follow
-        watch = kernel_types.watcher(tensors)
+        watch = kernel_types.watcher(name, in_place, tensors)
         started = time.perf_counter()
         r.busy += 1
         try:

@@ -2,11 +2,13 @@
 tensors are all float32 may run its products in the half type inside (a GRU cell's linear layers,
 which autocast casts) or compute in float32 throughout (an add, a GELU between autocast's layers).
 The recording says which (a layer's `kernels_in`), so that the judge holds the second to float32's
-bound: judged at the half type's, a float32 GELU kernel 0.2% off passed."""
+bound: judged at the half type's, a float32 GELU kernel 0.4% off passed. Only calls one kernel
+computes are watched (watcher): the mode must never change what the model computes."""
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from . import torch_calls
 from .manifest import autocast_now
 
 _HALF = (torch.float16, torch.bfloat16)
@@ -47,9 +49,17 @@ class KernelTypes(TorchDispatchMode):
         return result
 
 
-def watcher(tensors):
-    """A KernelTypes to run a call in, where its record can say something: autocast is on and every
-    float tensor the call takes is float32. None otherwise (nothing to learn, and nothing slowed)."""
+def watcher(name, in_place, tensors):
+    """A KernelTypes to run call `name` in, where its record can say something and the watching
+    cannot change what it computes: autocast is on, every float tensor the call takes is float32, and
+    one kernel computes it (torch_calls.SINGLE_KERNELS: under a dispatch mode, the operators a kernel
+    calls inside run without autocast, and bilinear, pinv or affine_grid would compute in float32
+    where the model's run computes in bfloat16). None otherwise: not watched, recorded as before."""
+    function = torch_calls.function_name(name, in_place)
+    if function.startswith("__") and function.endswith("__"):  # an operator: x * y is mul
+        function = function[2:-2]
+    if function not in torch_calls.SINGLE_KERNELS:
+        return None
     if any(t.is_floating_point() and t.dtype != torch.float32 for _, t in tensors) or not autocast_now():
         return None
     return KernelTypes()

@@ -5,17 +5,18 @@ import os
 
 
 def _table():
-    """torch_calls.tsv beside this file: what parity knows of each torch call, read by compare too."""
-    rows = {}
+    """torch_calls.tsv beside this file: what parity knows of each torch call, read by compare too:
+    its flags, and its bound, by name."""
+    rows, bounds = {}, {}
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_calls.tsv")) as f:
         for line in f:
             if line.strip() and not line.startswith("#"):
-                name, _aten, _bound, _dtype, flags = line.rstrip("\n").split("\t")
-                rows[name] = set(flags.split(",")) - {"-"}
-    return rows
+                name, _aten, bound, _dtype, flags = line.rstrip("\n").split("\t")
+                rows[name], bounds[name] = set(flags.split(",")) - {"-"}, bound
+    return rows, bounds
 
 
-TORCH_CALLS = _table()
+TORCH_CALLS, _BOUNDS = _table()
 
 
 def _flagged(flag):
@@ -40,6 +41,15 @@ PYTHON_READS = _flagged("python_read")
 # the calls they make (upsample_bilinear2d, linear, bmm, softmax, dropout in eval) are the layers, each
 # of which the judge runs again. A call parity has an op for (nearest interpolate) stays that op.
 COMPOSITES = _flagged("composite")
+
+# Calls one kernel computes, element by element or a normalisation over a dim (their bounds say so),
+# that autocast leaves as they are: under autocast, kernel_types.py may watch the kernels they run.
+# Not the others: a kernel that calls other operators inside (bilinear's _trilinear calls bmm) sees
+# them without autocast under a dispatch mode, which would change what the model computes.
+SINGLE_KERNELS = {name for name, bound in _BOUNDS.items()
+                  if bound in ("rounded", "input_and_output", "one_and_output", "softmax", "log_softmax", "logsumexp",
+                               "layer_norm", "group_norm", "moments")
+                  and not TORCH_CALLS[name] & {"composite", "lowp", "fp32_autocast"}}
 
 # Calls whose first output is their result and the rest their kernel's own bookkeeping, which each
 # path fills its own way (embedding_bag's offset2bag: float32's CPU path leaves it empty): only the
