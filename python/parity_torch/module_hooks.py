@@ -6,7 +6,7 @@ import time
 
 import torch
 
-from . import ops
+from . import kernel_types, ops
 from .calls import returned_tensors, tensors_in
 from .naming import Frame
 from .provenance import version_of
@@ -94,6 +94,7 @@ class ModuleHooks:
                     r.sources.wrote_into(t)
             try:
                 r.files.record_outputs(layer, tensors_in(output))  # busy still counts this leaf
+                layer.kernels_in = kernel_types.leaf_kernels_in(layer.op, [t for t, _ in frame.inputs], tensors_in(output))
             finally:
                 r.busy -= 1
         if module is r.model and all(f.module is not module for f in names.stack) and r.recording() and r.record_inputs:
