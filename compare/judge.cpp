@@ -260,6 +260,9 @@ class LayerJudge {
     if (!run.precision) return how;
     how.profile = coarsened(*run.precision, k == 0 ? call_a_ : call_b_, side);
     if (is_half(how.profile) && float32_call(k)) how.profile = Precision::Fp32;
+    if (is_half(how.profile) && run.autocast && side.tf32_kernels && float32_outputs(k == 0 ? call_a_ : call_b_, side, false)) {
+      how.profile = Precision::Tf32;
+    }
     how.exact_inputs = run.cpu && is_half(how.profile);
     how.strided_inputs = side.strided_inputs, how.first_input_rank = side.first_input_rank;
     how.float16 = how.float16 || *run.precision == Precision::Fp16;

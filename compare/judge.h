@@ -107,6 +107,9 @@ struct LayerSide {
   // Under autocast, the recording saw every kernel inside the call compute in float32 (DumpLayer::
   // kernels_in): no half tensor inside, as in an add or a GELU between autocast's layers.
   bool float32_kernels = false;
+  // Recorded outside autocast in a run that entered it (a region inside forward), a call on float32
+  // CUDA tensors whose kernels may have computed in TF32 (DumpLayer::kernels_in "tf32").
+  bool tf32_kernels = false;
   // The judge's outputs for this call on these inputs when the caller already has them (replay
   // with A = the judge backend); they are not computed again.
   std::optional<std::vector<Tensor>> judged;

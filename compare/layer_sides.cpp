@@ -26,6 +26,7 @@ void note_layout(const Dump& d, const DumpLayer& l, LayerSide& s) {
   s.first_input_rank = l.inputs.empty() ? 0 : l.inputs[0].shape.size();
   s.computed_in = computed_in(l);
   s.float32_kernels = l.kernels_in == "float32";
+  s.tf32_kernels = l.kernels_in == "tf32";
   // An input whose producer held it in a half type (cast_from), or that is one, unless a cast
   // between them made it another type (`q.float()`: the kernel took float32).
   for (const DumpTensorInfo& t : l.inputs) {

@@ -11,7 +11,7 @@ import types
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import calls, kernel_types, ops, patches, torch_calls
+from . import calls, kernel_types, manifest, ops, patches, torch_calls
 from .naming import short_name
 from .provenance import version_of
 from .views import call_text
@@ -101,6 +101,7 @@ class FunctionCalls:
         if sparse:
             return self.unrecorded(func, name, args, kwargs)  # no storage to dump or follow
         watch = kernel_types.watcher(name, in_place, tensors)
+        r.autocast |= manifest.autocast_now()  # also a region entered inside forward (a recurrent block's own)
         started = time.perf_counter()
         r.busy += 1
         try:
@@ -127,7 +128,7 @@ class FunctionCalls:
                 self.skip(func, name)  # no dtype of parity's holds it (complex32): named, not written
                 return result
             layer = self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed, buffers)
-            layer.kernels_in = kernel_types.kernels_in(watch, outputs)
+            layer.kernels_in = kernel_types.kernels_in(watch, name, in_place, tensors, outputs)
         finally:
             r.busy -= 1
         return result

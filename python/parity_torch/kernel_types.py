@@ -55,34 +55,59 @@ def watcher(name, in_place, tensors):
     one kernel computes it (torch_calls.SINGLE_KERNELS: under a dispatch mode, the operators a kernel
     calls inside run without autocast, and bilinear, pinv or affine_grid would compute in float32
     where the model's run computes in bfloat16). None otherwise: not watched, recorded as before."""
-    function = torch_calls.function_name(name, in_place)
-    if function.startswith("__") and function.endswith("__"):  # an operator: x * y is mul
-        function = function[2:-2]
-    if function not in torch_calls.SINGLE_KERNELS:
-        return None
-    if any(t.is_floating_point() and t.dtype != torch.float32 for _, t in tensors) or not autocast_now():
+    if not _single_kernel(name, in_place) or not _all_float32(t for _, t in tensors) or not autocast_now():
         return None
     return KernelTypes()
 
 
-def kernels_in(watch, outputs):
+def _single_kernel(name, in_place):
+    function = torch_calls.function_name(name, in_place)
+    if function.startswith("__") and function.endswith("__"):  # an operator: x * y is mul
+        function = function[2:-2]
+    return function in torch_calls.SINGLE_KERNELS
+
+
+def _all_float32(tensors):
+    return all(t.dtype == torch.float32 for t in tensors if t.is_floating_point())
+
+
+def kernels_in(watch, name, in_place, tensors, outputs):
     """The layer's `kernels_in`: "float32" when the call's float outputs are float32 and no kernel
     inside met a half tensor or may have run in TF32; the half type's name when one met it, "tf32"
-    for TF32; None where nothing was watched."""
+    for TF32. Unwatched (`watch` None), outside_autocast's; None otherwise."""
     floats = [t for t in outputs if t.is_floating_point()]
-    if watch is None or not floats or any(t.dtype != torch.float32 for t in floats):
+    if not floats or any(t.dtype != torch.float32 for t in floats):
         return None
+    if watch is None:
+        return outside_autocast(_single_kernel(name, in_place), [t for _, t in tensors])
     if watch.half is not None:
         return str(watch.half).replace("torch.", "")
     return "tf32" if watch.tf32 else "float32"
 
 
-def leaf_kernels_in(op, inputs, outputs):
-    """A recorded leaf module's `kernels_in` (module_hooks.py): "float32" for one parity op that one
-    kernel computes (SiLU, Sigmoid: element-wise, left alone by autocast, so computed in its input's
-    type) on float32 tensors under autocast, None otherwise. Judged at the half type's bound, a
-    float32 SiLU module 0.4% off passed."""
-    if op not in torch_calls.SINGLE_KERNELS or not autocast_now():
+def outside_autocast(single, inputs):
+    """The `kernels_in` of a call made with no autocast in force on float32 `inputs` (its float
+    outputs float32): an autocast region entered inside forward leaves the calls around it in float32,
+    and the run's autocast must not judge them as cast (manifest.py writes it only for a run that saw
+    autocast). "tf32" where a kernel inside may have run in TF32 (float32 CUDA tensors on compute
+    capability 8 or more, a switch on, more than one kernel or a product), else "float32"; None
+    under autocast."""
+    if autocast_now() or not _all_float32(inputs):
         return None
-    floats = [t for t in list(inputs) + list(outputs) if t.is_floating_point()]
-    return "float32" if floats and all(t.dtype == torch.float32 for t in floats) else None
+    cuda = [t for t in inputs if t.is_cuda]
+    if cuda and not single and torch.cuda.get_device_capability(cuda[0].device)[0] >= 8 and (
+            torch.backends.cudnn.allow_tf32 or torch.backends.cuda.matmul.allow_tf32):
+        return "tf32"
+    return "float32"
+
+
+def leaf_kernels_in(op, inputs, outputs):
+    """A recorded leaf module's `kernels_in` (module_hooks.py), its float outputs float32: "float32"
+    for one parity op that one kernel computes (SiLU, Sigmoid: element-wise, left alone by autocast,
+    so computed in its input's type) on float32 tensors; outside autocast, outside_autocast's (a
+    Conv2d module's); None otherwise. Judged at the half type's bound under autocast, a float32 SiLU
+    module 0.4% off passed."""
+    floats = [t for t in outputs if t.is_floating_point()]
+    if not floats or not _all_float32(floats) or not _all_float32(inputs):
+        return None
+    return "float32" if op in torch_calls.SINGLE_KERNELS else outside_autocast(False, inputs)

@@ -34,7 +34,7 @@ def build(name, model, kept, ran, devices, autocast, tf32, skipped):
                 "calls": ",".join(str(c) for c in ran), "param_dtypes": param_dtypes(model),
                 "precision": precision(model, devices, autocast, tf32), "autocast": ",".join(sorted(autocast)) or "off",
                 "tf32": "cudnn={} matmul={}".format(*tf32)},
-        "layers": [layer_json(i, l) for i, l in enumerate(kept)],
+        "layers": [layer_json(i, l, bool(autocast)) for i, l in enumerate(kept)],
     }
     if skipped:  # a free-text run key: compare prints it where the two dumps differ
         manifest["run"]["skipped"] = skipped_text(skipped)
@@ -46,7 +46,9 @@ def skipped_text(skipped):
     return f"skipped {sum(skipped.values())} calls with sparse/complex32 tensors: {calls}"
 
 
-def layer_json(i, l):
+def layer_json(i, l, autocast):
+    """Layer l's entry; its kernels_in only for a run that saw `autocast`, the one whose layers the
+    judge reads it for."""
     def tensor(t):
         out = {"role": t["role"], "file": t["file"], "dtype": t["dtype"], "shape": t["shape"]}
         p = t.get("source")
@@ -68,7 +70,7 @@ def layer_json(i, l):
         return out
     out = {"index": i, "name": l.name, "op": l.op, "params": l.line, "time_ms": round(l.time_ms, 4),
            "inputs": [tensor(t) for t in l.inputs], "outputs": [tensor(t) for t in l.outputs]}
-    if l.kernels_in:
+    if l.kernels_in and autocast:
         out["kernels_in"] = l.kernels_in
     return out
 

@@ -8,6 +8,7 @@ import torch
 
 from . import kernel_types, ops
 from .calls import returned_tensors, tensors_in
+from .manifest import autocast_now
 from .naming import Frame
 from .provenance import version_of
 from .writer import storable
@@ -58,6 +59,7 @@ class ModuleHooks:
             r.busy += 1
             try:
                 ops.set_written_float(r.cast)
+                r.autocast |= autocast_now()  # also a region entered inside forward
                 known = ops.known_module(module, args)
                 if known is not None:
                     frame = Frame(path, module=module)

@@ -675,6 +675,22 @@ class PlantedFloat32(zoo.TorchFunctionMode):
         return result
 
 
+class AutocastInside(torch.nn.Module):
+    """Autocast entered inside forward, around a GRU cell only (`enabled` off: a float32 run of the
+    same code), with a float32 GELU before it."""
+
+    def __init__(self, enabled):
+        super().__init__()
+        self.enabled = enabled
+        self.inp, self.cell, self.out = torch.nn.Linear(16, 32), torch.nn.GRUCell(32, 32), torch.nn.Linear(32, 4)
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(self.inp(x))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.enabled):
+            h = self.cell(h, h)
+        return self.out(h.float())
+
+
 class StepsOfANumber(torch.nn.Module):
     """Step functions of a Python number, as a grid or a phase is worked out: torch 1.13's bfloat16
     CPU kernels round the number to bfloat16 first (0.3 as 0.30078125), CUDA's to float32."""
@@ -963,6 +979,22 @@ class Hazards(InTempFolder):
             bad = self.dump(f"between-ac-bad-{function}", net, x, below=bf16_autocast(PlantedFloat32(function)))
             self.assert_named(plain, bad, layer, function + ": ")
             self.assert_named(mixed, bad, layer, function + ": ")
+
+    def test_autocast_entered_inside_forward_is_the_runs(self):
+        # The run's autocast was read as each forward began: a region entered inside forward left
+        # the run "autocast: off", and the GRU cell's bfloat16 products were judged at float32 (its
+        # correct side named defective, exit 1). The GELU before the region is float32's, named
+        # 0.4% off.
+        torch.manual_seed(0)
+        plain = AutocastInside(False).eval()
+        inside = copy.deepcopy(plain)
+        inside.enabled = True
+        x = torch.randn(8, 16, generator=torch.Generator().manual_seed(1))
+        a, b = self.dump("inside-f32", plain, x), self.dump("inside-ac", inside, x)
+        for first, second in ((a, b), (b, a)):
+            code, out, report = compare(first, second)
+            self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
+        self.assert_named(a, self.dump("inside-ac-bad", inside, x, below=PlantedFloat32("gelu")), "gelu")
 
     def test_a_step_of_a_python_number_judged_with_the_number_as_the_kernel_rounds_it(self):
         # remainder(x, 0.3), fmod, floor_divide, div(rounding_mode='floor') and // of a bfloat16 model
