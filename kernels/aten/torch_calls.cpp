@@ -60,7 +60,7 @@ namespace parity {
 
 namespace {
 
-enum class Binary { Add, Sub, Mul, Div, Pow };
+enum class Binary { Add, Sub, Mul, Div, Pow, Remainder, FloorDivide };
 enum class Unary { Sigmoid, Exp, Neg, Sqrt, Abs, Tanh, Log, Relu };
 
 struct Kind {
@@ -73,7 +73,8 @@ struct Kind {
 // the operator their row names.
 std::optional<Kind> kind_of(const std::string& op) {
   static const std::map<std::string, Binary> binary = {
-      {"add", Binary::Add}, {"sub", Binary::Sub}, {"mul", Binary::Mul}, {"div", Binary::Div}, {"pow", Binary::Pow}};
+      {"add", Binary::Add}, {"sub", Binary::Sub}, {"mul", Binary::Mul}, {"div", Binary::Div}, {"pow", Binary::Pow},
+      {"remainder", Binary::Remainder}, {"floor_divide", Binary::FloorDivide}};
   static const std::map<std::string, Unary> unary = {{"sigmoid", Unary::Sigmoid}, {"exp", Unary::Exp}, {"neg", Unary::Neg},
                                                      {"sqrt", Unary::Sqrt},       {"abs", Unary::Abs}, {"tanh", Unary::Tanh},
                                                      {"log", Unary::Log},         {"relu", Unary::Relu}};
@@ -161,6 +162,8 @@ at::Tensor run_binary(Binary b, const at::Tensor& x, const at::Tensor& y, const 
     case Binary::Mul: return at::mul(x, y);
     case Binary::Div: return at::div(x, y);
     case Binary::Pow: return at::pow(x, y);
+    case Binary::Remainder: return at::remainder(x, y);
+    case Binary::FloorDivide: return at::floor_divide(x, y);
   }
   throw Error("unknown binary op");
 }
@@ -557,7 +560,12 @@ TorchCallResult arithmetic_call(const std::string& op, const Kind& kind_found, c
     });
     TorchCallResult result;
     result.outputs.push_back(from_aten(r.to(out).contiguous()));
-    if (floating && kind->binary && *kind->binary != Binary::Pow) {
+    // A sum, product or quotient strays by roundings of its operands' sizes; a step function
+    // (remainder, floor_divide) is judged at the dtype's tolerance, and again with its numbers
+    // rounded as a kernel rounds them (number_in_type, compare/local_check.cpp).
+    const bool sized = kind->binary && *kind->binary != Binary::Pow && *kind->binary != Binary::Remainder &&
+                       *kind->binary != Binary::FloorDivide;
+    if (floating && sized) {
       const auto magnitude = [&](const NumberOperand& o) { return (o.tensor ? tensors[*o.tensor].to(at::kDouble) : wrapped(o, at::kDouble)).abs(); };
       const at::Tensor mx = magnitude(args.positional[0]), my = magnitude(args.positional[1]);
       const Binary b = *kind->binary == Binary::Sub ? Binary::Add : *kind->binary;

@@ -701,7 +701,8 @@ class StepsOfANumber(torch.nn.Module):
 
     def forward(self, x):
         y = x * self.scale
-        return torch.remainder(y, 0.3) + torch.fmod(y, 0.7) + torch.floor_divide(y, 0.3) + torch.div(y, 0.3, rounding_mode="floor") + y // 0.7
+        steps = torch.remainder(y, 0.3) + torch.fmod(y, 0.7) + torch.floor_divide(y, 0.3) + torch.div(y, 0.3, rounding_mode="floor") + y // 0.7
+        return steps + 0.3 % (y.abs() + 1) + 0.7 // (y.abs() + 0.5)  # reflected: __rmod__, __rfloordiv__
 
 
 class PlantedStep(zoo.TorchFunctionMode):
