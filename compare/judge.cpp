@@ -271,7 +271,7 @@ class LayerJudge {
     // run's own is float32 (autocast entered inside forward), autocast's calls round their inputs
     // first; a half model's inputs are rounded already, so rounding them again changes nothing.
     if (how.exact_inputs && (run.autocast || is_half(side.computed_in))) {
-      how.autocast_to = how.profile == Precision::Fp16 ? HalfType::Fp16 : HalfType::Bf16;
+      how.autocast_to = half_of(how.profile);
     }
     return how;
   }

@@ -88,8 +88,7 @@ bool fp32_sum(const ReadCall& read, const SideJudging& how) {
 
 LocalCheck::LocalCheck(const std::string& name, const JudgeOptions& o, const SideJudging& how, const ReadCall& read)
     : name_(name), o_(o), read_(read), profile_(precision_profile(how.profile)), autocast_to_(lowp(read) ? how.autocast_to : HalfType::None),
-      float16_(how.float16), inputs_rounded_(how.inputs_rounded),
-      half_(how.profile == Precision::Fp16 ? HalfType::Fp16 : how.profile == Precision::Bf16 ? HalfType::Bf16 : HalfType::None) {
+      half_(half_of(how.profile)), float16_(how.float16), inputs_rounded_(how.inputs_rounded) {
   if (how.exact_inputs && fp32_sum(read, how)) profile_.input_bits = 23;  // dot_product_bound_scale: no input rounding term
   // No kernel of it rounds its inputs first, in any precision (an FFT: cuFFT's half transforms
   // take half inputs): its terms are the inputs as recorded.

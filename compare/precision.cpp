@@ -62,6 +62,8 @@ Precision precision_of(HalfType half) {
   return half == HalfType::Fp16 ? Precision::Fp16 : half == HalfType::Bf16 ? Precision::Bf16 : Precision::Fp32;
 }
 
+HalfType half_of(Precision p) { return p == Precision::Fp16 ? HalfType::Fp16 : p == Precision::Bf16 ? HalfType::Bf16 : HalfType::None; }
+
 bool is_rounded(const Tensor& fine, const Tensor& coarse, Precision p) {
   const auto round = [p](float v) {
     switch (p) {

@@ -61,6 +61,8 @@ Precision coarser(Precision a, Precision b);
 Precision precision_of(DType dtype);
 // The profile of a call's half type (precision=fp16|bf16, kernels/call.h); fp32 for none.
 Precision precision_of(HalfType half);
+// The half type of a half profile (fp16, bf16); None for fp32 and tf32.
+HalfType half_of(Precision p);
 // Whether p is a half type's profile (fp16, bf16).
 inline bool is_half(Precision p) { return p == Precision::Fp16 || p == Precision::Bf16; }
 // `coarse` is `fine` element for element, each value as is or rounded to `p` (to nearest even:

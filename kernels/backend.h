@@ -44,6 +44,16 @@ template <typename P, typename Fn> OpFn bind_op(Fn fn) {
   };
 }
 
+// `fn` run in its call's precision (HalfScope, kernels/call.h): a half call's kernels store its type
+// (the cuda backend: kernels/cuda_util.h, "Half precision"; aten: LibTorch is handed its tensors in
+// that type, kernels/aten/util.h).
+inline OpFn in_call_precision(OpFn fn) {
+  return [fn = std::move(fn)](const Call& call, const std::vector<Tensor>& in) {
+    const HalfScope scope(call.half());
+    return fn(call, in);
+  };
+}
+
 // Adapters for typed entry points Tensor f(const P&, const Tensor& x[, const Tensor& y]).
 template <typename P> OpFn unary_op(Tensor (*fn)(const P&, const Tensor&)) {
   return bind_op<P>([fn](const P& p, const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(p, in[0])}; });

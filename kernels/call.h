@@ -65,9 +65,10 @@ class Call {
   HalfType half_ = HalfType::None;
 };
 
-// The precision of the call a backend is running on this thread: the cuda backend runs each op
-// inside a HalfScope of its call's type, for its kernels to store that type
-// (kernels/cuda_util.h, "Half precision"). None outside any scope.
+// The precision of the call a backend is running on this thread: the cuda and aten backends run
+// each op inside a HalfScope of its call's type (in_call_precision, kernels/backend.h), for their
+// kernels to store that type (kernels/cuda_util.h, "Half precision"; kernels/aten/util.h). None
+// outside any scope.
 HalfType half_in_scope();
 class HalfScope {
  public:

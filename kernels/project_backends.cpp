@@ -10,15 +10,6 @@ namespace parity {
 
 namespace {
 
-// Runs a cuda op in its call's precision: a half call's kernels store its type
-// (kernels/cuda_util.h, "Half precision").
-OpFn in_call_precision(OpFn fn) {
-  return [fn](const Call& call, const std::vector<Tensor>& in) {
-    const HalfScope scope(call.half());
-    return fn(call, in);
-  };
-}
-
 // Ranks 0 and 20: backend_names() lists ref, aten (10), cuda, then the aten:cuda ones.
 const BackendRegistrar kRef(
     "ref",

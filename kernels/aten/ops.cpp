@@ -14,16 +14,11 @@
 #include <torch/version.h>
 
 // Each op runs in its call's precision: a half call's tensors reach LibTorch as float16 or
-// bfloat16 (AtenHalfScope), so its own half kernels run, or it says it has none.
+// bfloat16 (in_call_precision), so its own half kernels run, or it says it has none.
 const std::map<std::string, parity::OpFn>* parity::aten_ops() {
   static const std::map<std::string, parity::OpFn> ops = [] {
     std::map<std::string, parity::OpFn> m;
-    for (const auto& [name, fn] : parity::aten_table(parity::AtenTable::Op)) {
-      m[name] = [fn = fn](const parity::Call& call, const std::vector<parity::Tensor>& in) {
-        const parity::AtenHalfScope half(call.half());
-        return fn(call, in);
-      };
-    }
+    for (const auto& [name, fn] : parity::aten_table(parity::AtenTable::Op)) m[name] = parity::in_call_precision(fn);
     return m;
   }();
   return &ops;

@@ -40,7 +40,6 @@ DType dtype_from(at::ScalarType st) {
 
 namespace {
 thread_local at::Device current_device(at::kCPU);
-thread_local HalfType current_half = HalfType::None;
 }  // namespace
 
 at::Device aten_device() { return current_device; }
@@ -48,14 +47,12 @@ at::Device aten_device() { return current_device; }
 AtenDeviceScope::AtenDeviceScope(at::Device d) : saved_(current_device) { current_device = d; }
 AtenDeviceScope::~AtenDeviceScope() { current_device = saved_; }
 
-AtenHalfScope::AtenHalfScope(HalfType h) : saved_(current_half) { current_half = h; }
-AtenHalfScope::~AtenHalfScope() { current_half = saved_; }
 
 at::Tensor to_aten(const Tensor& t) {
   at::Tensor host = at::from_blob(const_cast<std::byte*>(t.bytes()), t.shape().dims(),
                                   at::TensorOptions().dtype(scalar_type(t.dtype())));
   // A half call's float32 values are exactly its type's: the conversion is exact.
-  if (t.dtype() == DType::Float32 && current_half != HalfType::None) host = host.to(current_half == HalfType::Fp16 ? at::kHalf : at::kBFloat16);
+  if (t.dtype() == DType::Float32 && half_in_scope() != HalfType::None) host = host.to(half_in_scope() == HalfType::Fp16 ? at::kHalf : at::kBFloat16);
   if (current_device.is_cpu()) return host;
   at::Tensor device = host.to(current_device);
   gpu_span_begin();  // bench's device time starts after the last input upload
@@ -66,7 +63,7 @@ Tensor from_aten(const at::Tensor& t) {
   if (!t.is_cpu()) gpu_span_end();  // ...and ends before the first output download
   // bfloat16 is not a dump dtype: dumps hold it widened to float32 (exactly), and so does this.
   // So are float16 results of a half call, which parity carries as float32 (kernels/call.h).
-  const bool widen = t.scalar_type() == at::kBFloat16 || (t.scalar_type() == at::kHalf && current_half != HalfType::None);
+  const bool widen = t.scalar_type() == at::kBFloat16 || (t.scalar_type() == at::kHalf && half_in_scope() != HalfType::None);
   const at::Tensor c = (widen ? t.to(at::kFloat) : t).to(at::kCPU).contiguous();
   Tensor out(dtype_from(c.scalar_type()), Shape(c.sizes().vec()));
   if (out.nbytes()) std::memcpy(out.mutable_bytes(), c.data_ptr(), out.nbytes());

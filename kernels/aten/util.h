@@ -25,22 +25,10 @@ class AtenDeviceScope {
   at::Device saved_;
 };
 
-// The precision the _aten.cpp ops run in on this thread: a half-precision call (kernels/call.h)
-// sets it around the op (parity_aten_ops), so to_aten hands LibTorch float16 or bfloat16 tensors
-// and LibTorch runs its own half kernels; from_aten widens their results back to float32.
-class AtenHalfScope {
- public:
-  explicit AtenHalfScope(HalfType h);
-  ~AtenHalfScope();
-  AtenHalfScope(const AtenHalfScope&) = delete;
-  AtenHalfScope& operator=(const AtenHalfScope&) = delete;
-
- private:
-  HalfType saved_;
-};
-
 // On the CPU: a zero-copy at::Tensor over t's bytes, which ATen ops read and never write. On the
-// GPU: a device copy of them.
+// GPU: a device copy of them. Inside a half call's HalfScope (kernels/call.h: the aten ops run in
+// in_call_precision), float32 tensors are handed over in that type, so LibTorch runs its own half
+// kernels; from_aten widens their results back to float32.
 at::Tensor to_aten(const Tensor& t);
 // A contiguous host copy of an at::Tensor (on any device) as an owning parity tensor (int64
 // indices stay int64).
