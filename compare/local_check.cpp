@@ -320,26 +320,44 @@ std::string numbers_rounded(const std::string& line, const std::function<float(d
 
 }  // namespace
 
-// A step function of a Python number (`number_in_type`: remainder(x, 0.3), floor_divide) beyond
-// tolerance: its CPU kernels round the number to a half tensor's type first, CUDA's to float32,
-// where the judge kept it exact, and near a step either answer is correct. Judged again with the
-// number rounded each way (the side's half type, then float32); kept when one passes, with a note.
+// A step function of a Python number (`number_in_type`: remainder(x, 0.3), floor_divide, div with
+// a rounding mode) beyond tolerance: its CPU kernels round the number to a half tensor's type
+// first, CUDA's to float32, where the judge kept it exact, and a float32 kernel (a half one's
+// arithmetic too) rounds the quotient before truncating it (div(x, 0.3, rounding_mode='trunc')
+// at x = 0.9); near a step either answer is correct. Judged again with the number rounded each way
+// (the side's half type, then float32), in float64, then computed in float32 as such a kernel
+// computes (the number as recorded, then in the half type); kept when one passes, with a note.
 TensorDiff LocalCheck::with_numbers_rounded(const LayerSide& s, const ReadCall& read, size_t k, const std::vector<Tensor>& inputs,
                                             TensorDiff d) const {
   const TorchCall* t = torch_call(read.op);
   if (!t || !t->number_in_type) return d;
-  std::vector<std::pair<std::string, std::function<float(double)>>> ways;
-  if (const HalfType h = half_; h != HalfType::None) {
-    ways.emplace_back(h == HalfType::Fp16 ? "float16" : "bfloat16", [h](double v) { return round_to(float(v), h); });
+  struct Way {
+    std::string type;  // what the numbers are rounded to, "" for as recorded
+    std::function<float(double)> round;
+    JudgeCompute compute;
+  };
+  const HalfType h = half_;
+  const std::string half = h == HalfType::Fp16 ? "float16" : "bfloat16";
+  const auto to_half = [h](double v) { return round_to(float(v), h); };
+  const auto to_float = [](double v) { return float(v); };
+  std::vector<Way> ways;
+  if (h != HalfType::None) ways.push_back({half, to_half, JudgeCompute::Float64});
+  ways.push_back({"float32", to_float, JudgeCompute::Float64});
+  ways.push_back({"", nullptr, JudgeCompute::Float32});
+  if (h != HalfType::None) {
+    ways.push_back({half, to_half, JudgeCompute::Float32});
+    ways.push_back({"", nullptr, h == HalfType::Fp16 ? JudgeCompute::Float16 : JudgeCompute::BFloat16});
   }
-  ways.emplace_back("float32", [](double v) { return float(v); });
-  for (const auto& [type, round] : ways) {
-    const std::string line = numbers_rounded(s.line, round);
-    if (line == s.line) continue;
+  for (const Way& way : ways) {
+    const std::string line = way.round ? numbers_rounded(s.line, way.round) : s.line;
+    if (line == s.line && way.compute == JudgeCompute::Float64) continue;  // the judgement already made
     try {
-      TensorDiff other = against_torch(s, read, k, aten_plugin().torch_call(line, inputs), inputs);
+      TensorDiff other = against_torch(s, read, k, aten_plugin().torch_call_computed_in(line, inputs, way.compute), inputs);
       if (other.state == State::Failed) continue;
-      other.reason = "the judge's with its Python numbers rounded to " + type + ", as a kernel of this call rounds them";
+      const char* in = way.compute == JudgeCompute::Float32 ? "float32" : way.compute == JudgeCompute::Float64 ? "" : half.c_str();
+      other.reason = *in ? "the judge's computed in " + std::string(in) + ", as a kernel of this call computes it" : "the judge's";
+      if (!way.type.empty()) other.reason += (*in ? ", its" : " with its") + std::string(" Python numbers rounded to ") + way.type;
+      if (!*in) other.reason += ", as a kernel of this call rounds them";
       return other;
     } catch (const Error&) {
       continue;

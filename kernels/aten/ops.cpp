@@ -95,7 +95,8 @@ extern "C" __attribute__((visibility("default"))) const parity::AtenPlugin* pari
   static const parity::AtenPlugin plugin = {
       parity::kAtenPluginVersion,     parity::aten_ops,         parity::aten_cuda_ops,    parity::aten_cuda_unavailable,
       parity::aten_note_of,           parity::aten_float64,     parity::aten_read_torchscript, parity::aten_torch_call,
-      parity::aten_torch_call_rounding, parity::aten_tied_indices, parity::aten_nms_kind,  parity::aten_nms_composed,
+      parity::aten_torch_call_computed_in, parity::aten_torch_call_rounding, parity::aten_tied_indices, parity::aten_nms_kind,
+      parity::aten_nms_composed,
   };
   return &plugin;
 }

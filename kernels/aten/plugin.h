@@ -26,7 +26,10 @@ struct TorchCallResult {
 // The plugin's entry points, one typed table it exports as `parity_aten_plugin` and the loader
 // finds once: a signature that drifts is a compile error in the plugin (aten/ops.cpp fills the
 // table), a plugin of another version is refused by name, never called.
-constexpr int kAtenPluginVersion = 4;  // 4: torch_call_rounding takes the unit sample positions are rounded to
+// The type the judge computes a torch call in (torch_call_computed_in).
+enum class JudgeCompute { Float64, Float32, Float16, BFloat16 };
+
+constexpr int kAtenPluginVersion = 5;  // 5: torch_call_computed_in
 struct AtenPlugin {
   int version;
   // The `aten` backend's ops, by op name; the `aten:cuda*` ones (cudnn 1 or 0); why LibTorch
@@ -43,6 +46,12 @@ struct AtenPlugin {
   std::map<std::string, Tensor> (*read_torchscript)(const std::string& path);
   // TorchCallResult above; throws parity::Error saying why a call cannot be run again.
   TorchCallResult (*torch_call)(const std::string& line, const std::vector<Tensor>& inputs);
+  // The same call computed in `compute`: Float64 as torch_call; another type as a kernel of that
+  // type computes it, its inputs and Python numbers taken in the type and every step rounded to
+  // it, which a step function shows (div(x, c, rounding_mode='trunc') truncates the quotient
+  // rounded: CUDA's kernels in float32, torch 1.13's bfloat16 CPU kernel in bfloat16). Where the
+  // call is element-wise or an operator the dispatcher runs; others as torch_call.
+  TorchCallResult (*torch_call_computed_in)(const std::string& line, const std::vector<Tensor>& inputs, JudgeCompute compute);
   // Per output of the same call, how far its result may move when each float input moves by one
   // unit in the last place (the recorded inputs of a float64 run written as float32 are its own
   // rounded once): twice the sum over inputs of |f(that input one ulp up) - f|, float64;
@@ -74,6 +83,7 @@ const char* aten_note_of(const char* op);
 std::vector<Tensor> aten_float64(const std::string& line, const std::vector<Tensor>& in);
 std::map<std::string, Tensor> aten_read_torchscript(const std::string& path);
 TorchCallResult aten_torch_call(const std::string& line, const std::vector<Tensor>& in);
+TorchCallResult aten_torch_call_computed_in(const std::string& line, const std::vector<Tensor>& in, JudgeCompute compute);
 std::vector<Tensor> aten_torch_call_rounding(const std::string& line, const std::vector<Tensor>& in, const std::vector<Tensor>& base_outputs,
                                              double sample_unit);
 std::string aten_tied_indices(const std::string& line, const std::vector<Tensor>& in, const std::vector<Tensor>& outputs);

@@ -320,6 +320,14 @@ parity::TorchCallResult parity::aten_torch_call(const std::string& line, const s
   }
 }
 
+parity::TorchCallResult parity::aten_torch_call_computed_in(const std::string& line, const std::vector<parity::Tensor>& in,
+                                                            parity::JudgeCompute compute) {
+  using namespace parity;
+  const at::ScalarType types[] = {at::kDouble, at::kFloat, at::kHalf, at::kBFloat16};
+  const JudgeComputeScope scope(types[static_cast<int>(compute)]);
+  return aten_torch_call(line, in);
+}
+
 namespace {
 
 // roi_align works out where to sample in its input's dtype: the box scaled, split into bins, a
@@ -441,6 +449,10 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
   std::istringstream(line) >> op;
   const TorchCall* call = torch_call(op);
   const bool samples = call && call->samples;
+  // A step function of its input (div with a rounding mode, remainder: number_in_type) jumps at
+  // a step on one side of the recorded value only: the value the run held, rounded to float32
+  // when written, may lie on either side of it (4.3 / 0.1 is 43 in float32, 42 in float64).
+  const bool steps = call && call->number_in_type;
   for (size_t k = 0; k < in.size(); ++k) {
     if (in[k].dtype() != DType::Float32 && in[k].dtype() != DType::Float64) continue;
     // A float input of whole numbers (a loss's ±1 or 0/1 targets, a mask) was rounded by no run
@@ -465,10 +477,11 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
       const at::Tensor was = to_aten(base.outputs[j]).to(at::kDouble);
       at::Tensor d = (to_aten(up.outputs[j]).to(at::kDouble) - was).abs();
       const at::Tensor lost = ~d.isfinite() & was.isfinite();
-      if (lost.any().item<bool>()) {
+      if (lost.any().item<bool>() || steps) {
         if (!down) down = moved(-INFINITY);
         if (j < down->outputs.size() && down->outputs[j].shape() == base.outputs[j].shape()) {
-          d = at::where(lost, (to_aten(down->outputs[j]).to(at::kDouble) - was).abs(), d);
+          const at::Tensor below = (to_aten(down->outputs[j]).to(at::kDouble) - was).abs();
+          d = at::where(lost, below, steps ? at::maximum(d, below) : d);
         }
       }
       d = d * units;
@@ -552,11 +565,12 @@ TorchCallResult arithmetic_call(const std::string& op, const Kind& kind_found, c
                                  const at::Tensor& t = tensors[*o.tensor];
                                  return t.dim() == 0 ? t : t.flatten().slice(0, 0, std::min<int64_t>(1, t.numel()));
                                }).scalar_type();
-    // Floats are computed in float64 and rounded once; integers and bools exactly in their dtype.
+    // Floats are computed in float64 (judge_float_type) and rounded once; integers and bools
+    // exactly in their dtype.
     const bool floating = at::isFloatingType(out);
     const at::Tensor r = run([&](const NumberOperand& o) {
-      if (!o.tensor) return floating ? wrapped(o, at::kDouble) : wrapped(o);
-      return floating ? tensors[*o.tensor].to(at::kDouble) : tensors[*o.tensor];
+      if (!o.tensor) return floating ? wrapped(o, judge_float_type()) : wrapped(o);
+      return floating ? tensors[*o.tensor].to(judge_float_type()) : tensors[*o.tensor];
     });
     TorchCallResult result;
     result.outputs.push_back(from_aten(r.to(out).contiguous()));

@@ -31,7 +31,8 @@ namespace parity {
 
 namespace {
 
-// A call's tensors as recorded, and as the judge runs them: floats widened to float64.
+// A call's tensors as recorded, and as the judge runs them: floats widened to float64 (or taken as
+// float32 kernels take them: judge_float_type).
 struct Operands {
   std::vector<at::Tensor> given, wide;
 };
@@ -39,7 +40,7 @@ Operands operands(const std::vector<Tensor>& in) {
   Operands o;
   for (const Tensor& t : in) {
     o.given.push_back(to_aten(t));
-    o.wide.push_back(o.given.back().is_floating_point() ? o.given.back().to(at::kDouble) : o.given.back());
+    o.wide.push_back(o.given.back().is_floating_point() ? o.given.back().to(judge_float_type()) : o.given.back());
   }
   return o;
 }

@@ -40,12 +40,17 @@ DType dtype_from(at::ScalarType st) {
 
 namespace {
 thread_local at::Device current_device(at::kCPU);
+thread_local at::ScalarType judge_type = at::kDouble;
 }  // namespace
 
 at::Device aten_device() { return current_device; }
 
 AtenDeviceScope::AtenDeviceScope(at::Device d) : saved_(current_device) { current_device = d; }
 AtenDeviceScope::~AtenDeviceScope() { current_device = saved_; }
+
+at::ScalarType judge_float_type() { return judge_type; }
+JudgeComputeScope::JudgeComputeScope(at::ScalarType t) : saved_(judge_type) { judge_type = t; }
+JudgeComputeScope::~JudgeComputeScope() { judge_type = saved_; }
 
 
 at::Tensor to_aten(const Tensor& t) {

@@ -36,6 +36,21 @@ Tensor from_aten(const at::Tensor& t);
 // LibTorch's intra-op threads follow parity's (it defaults to 1 here); called before each op.
 void aten_threads();
 
+// The float type the judge runs a recorded call in on this thread (torch_dispatch.cpp, the
+// arithmetic of torch_calls.cpp): float64, or another inside a JudgeComputeScope
+// (aten_torch_call_computed_in).
+at::ScalarType judge_float_type();
+class JudgeComputeScope {
+ public:
+  explicit JudgeComputeScope(at::ScalarType t);
+  ~JudgeComputeScope();
+  JudgeComputeScope(const JudgeComputeScope&) = delete;
+  JudgeComputeScope& operator=(const JudgeComputeScope&) = delete;
+
+ private:
+  at::ScalarType saved_;
+};
+
 // float32 golden data computed in float64: an input widened exactly, the result rounded once.
 inline at::Tensor to_aten_float64(const Tensor& t) { return to_aten(t).to(at::kDouble); }
 inline Tensor from_aten_float32(const at::Tensor& t) { return from_aten(t.to(at::kFloat)); }

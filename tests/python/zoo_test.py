@@ -702,19 +702,32 @@ class StepsOfANumber(torch.nn.Module):
     def forward(self, x):
         y = x * self.scale
         steps = torch.remainder(y, 0.3) + torch.fmod(y, 0.7) + torch.floor_divide(y, 0.3) + torch.div(y, 0.3, rounding_mode="floor") + y // 0.7
-        return steps + 0.3 % (y.abs() + 1) + 0.7 // (y.abs() + 0.5)  # reflected: __rmod__, __rfloordiv__
+        steps = steps + 0.3 % (y.abs() + 1) + 0.7 // (y.abs() + 0.5)  # reflected: __rmod__, __rfloordiv__
+        # trunc divides, then truncates the quotient as its kernel rounded it; a grid's cells, whose
+        # coordinates round differently in each run
+        cells = torch.div(torch.arange(64, dtype=y.dtype) * 0.1, 0.1, rounding_mode="trunc")
+        return steps + torch.div(y, 0.7, rounding_mode="trunc") + torch.div(y, -0.3, rounding_mode="trunc") + cells
 
 
 class PlantedStep(zoo.TorchFunctionMode):
     """remainder's kernel giving one element 0.1 off, one far from a step (0.15 of 0.3): no rounding
-    of 0.3 or of its input explains that (next to a step, moving the input by a unit wraps it)."""
+    of 0.3 or of its input explains that (next to a step, moving the input by a unit wraps it); or
+    (`trunc`) div's with rounding_mode='trunc' one step off where its quotient is far from one."""
+
+    def __init__(self, trunc=False):
+        super().__init__()
+        self.trunc = trunc
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
-        if getattr(func, "__name__", "") == "remainder":
-            with torch._C.DisableTorchFunction():
+        name = getattr(func, "__name__", "")
+        with torch._C.DisableTorchFunction():
+            if name == "remainder" and not self.trunc:
                 flat = result.view(-1)
                 flat[int((flat.float() - 0.15).abs().argmin())] += 0.1
+            elif name == "div" and self.trunc and (kwargs or {}).get("rounding_mode") == "trunc" and args[0].dim() == 2:
+                quotient = (args[0].float() / args[1]).view(-1)
+                result.view(-1)[int((quotient - quotient.round() - 0.5).abs().argmin())] += 1
         return result
 
 
@@ -1003,11 +1016,13 @@ class Hazards(InTempFolder):
         # named the correct bfloat16 side defective at every multiple (exit 1 on two correct runs).
         torch.manual_seed(0)
         net, x = StepsOfANumber(), torch.randn(64, 64, generator=torch.Generator().manual_seed(0))
-        plain, half = self.dump("steps-f32", net, x), self.dump("steps-bf16", net, x, torch.bfloat16)
-        for a, b in ((plain, half), (half, plain)):
+        plain, half, wide = self.dump("steps-f32", net, x), self.dump("steps-bf16", net, x, torch.bfloat16), self.dump("steps-f64", net, x, torch.float64)
+        for a, b in ((plain, half), (half, plain), (plain, wide), (wide, plain)):
             code, out, report = compare(a, b)
             self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
         self.assert_named(plain, self.dump("steps-bf16-bad", net, x, torch.bfloat16, below=PlantedStep()), "remainder")
+        self.assert_named(plain, self.dump("steps-bf16-bad-trunc", net, x, torch.bfloat16, below=PlantedStep(trunc=True)), "div.2")
+        self.assert_named(plain, self.dump("steps-f64-bad-trunc", net, x, torch.float64, below=PlantedStep(trunc=True)), "div.2")
 
     def test_a_round_trip_through_bfloat16_is_the_consumers_input_not_the_producers(self):
         torch.manual_seed(0)
