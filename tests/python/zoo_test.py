@@ -1024,6 +1024,18 @@ class Hazards(InTempFolder):
         self.assert_named(plain, self.dump("steps-bf16-bad-trunc", net, x, torch.bfloat16, below=PlantedStep(trunc=True)), "div.2")
         self.assert_named(plain, self.dump("steps-f64-bad-trunc", net, x, torch.float64, below=PlantedStep(trunc=True)), "div.2")
 
+    def test_memory_a_resize_leaves_is_not_compared(self):
+        # CrossMapLRN2d resizes empty tensors of its own (x.new().resize_as_(x)) and fills them with
+        # the calls after it: the resize's output was whatever memory held, compared (exit 1).
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.CrossMapLRN2d(5), torch.nn.ReLU()).eval()
+        x = torch.randn(2, 3, 12, 12, generator=torch.Generator().manual_seed(0))
+        plain = self.dump("lrn-f32", net, x)
+        for other in (self.dump("lrn-f64", net, x, torch.float64), self.dump("lrn-bf16", net, x, torch.bfloat16)):
+            for a, b in ((plain, other), (other, plain)):
+                code, out, report = compare(a, b)
+                self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
+
     def test_a_round_trip_through_bfloat16_is_the_consumers_input_not_the_producers(self):
         torch.manual_seed(0)
         net, x = RoundTrip(), torch.randn(2, 8, generator=torch.Generator().manual_seed(1))
