@@ -101,7 +101,7 @@ class FunctionCalls:
         if sparse:
             return self.unrecorded(func, name, args, kwargs)  # no storage to dump or follow
         watch = kernel_types.watcher(name, in_place, tensors)
-        r.autocast |= manifest.autocast_now()  # also a region entered inside forward (a recurrent block's own)
+        r.autocast |= manifest.autocast_met(t for _, t in tensors)  # also a region entered inside forward
         started = time.perf_counter()
         r.busy += 1
         try:

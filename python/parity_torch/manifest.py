@@ -23,6 +23,17 @@ def autocast_now():
     return found
 
 
+def autocast_met(tensors):
+    """The autocast regions in force now that a call on `tensors` meets: those of a device one of
+    its float tensors is on, other than float64, which autocast leaves as it is (a float64 model
+    under autocast computes in float64)."""
+    regions = autocast_now()
+    if not regions:
+        return regions
+    devices = {t.device.type for t in tensors if t.is_floating_point() and t.dtype != torch.float64}
+    return {r for r in regions if r.split(":")[0] in devices}
+
+
 def build(name, model, kept, ran, devices, autocast, tf32, skipped):
     """The manifest of the layers `kept` (naming.Layer, with their entries), recorded over the
     forward calls `ran` of `model` on `devices`, with `autocast` regions seen and the `tf32`

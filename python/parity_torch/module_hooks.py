@@ -8,7 +8,7 @@ import torch
 
 from . import kernel_types, ops
 from .calls import returned_tensors, tensors_in
-from .manifest import autocast_now
+from .manifest import autocast_met
 from .naming import Frame
 from .provenance import version_of
 from .writer import storable
@@ -59,7 +59,7 @@ class ModuleHooks:
             r.busy += 1
             try:
                 ops.set_written_float(r.cast)
-                r.autocast |= autocast_now()  # also a region entered inside forward
+                r.autocast |= autocast_met(t for t in args if torch.is_tensor(t))  # also a region entered inside forward
                 known = ops.known_module(module, args)
                 if known is not None:
                     frame = Frame(path, module=module)

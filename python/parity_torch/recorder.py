@@ -32,7 +32,7 @@ import torch
 from . import patches
 from .intercept import FunctionCalls
 from .layer_files import LayerFiles
-from .manifest import autocast_now, build, skipped_text
+from .manifest import build, skipped_text
 from .module_hooks import ModuleHooks
 from .naming import Names
 from .provenance import Provenance
@@ -66,7 +66,7 @@ class Recorder:
         self.functions = FunctionCalls(self)
         self.call = -1  # forward calls of `model` so far, minus one
         self.busy = 0   # > 0 inside parity_torch's own code and inside recorded leaf modules
-        self.autocast = set()  # autocast regions seen in force ("cuda:float16"), for run.precision
+        self.autocast = set()  # autocast regions a recorded call met ("cuda:float16"), for run.precision
         self.tf32 = None       # (cuDNN, matmul) TF32 switches as the block began
         self.done = self.failed = False
         self.thread_error = None  # a model call on another thread: the dump cannot complete
@@ -93,7 +93,6 @@ class Recorder:
         if self.tf32 is None:
             self.tf32 = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
             self.tell_fast_paths()
-        self.autocast |= autocast_now()
         self.hooks.install()
         patches.install()
         patches.active().append(self)
@@ -188,7 +187,6 @@ class Recorder:
         """The model's next forward call starts (module_hooks.py): the previous one's post-processing
         is over."""
         self.call += 1
-        self.autocast |= autocast_now()
         self.names.new_forward()
 
     # -- the manifest ----------------------------------------------------------------------------

@@ -657,6 +657,17 @@ class Float32Between(torch.nn.Module):
         return self.out(h)
 
 
+class SiluFirst(torch.nn.Module):
+    """A SiLU module on the input: float32 under autocast, bfloat16 in a bfloat16 model."""
+
+    def __init__(self):
+        super().__init__()
+        self.act, self.out = torch.nn.SiLU(), torch.nn.Linear(16, 8)
+
+    def forward(self, x):
+        return self.out(self.act(x * 3))
+
+
 class PlantedFloat32(zoo.TorchFunctionMode):
     """Function `name`'s kernel giving its largest element 0.4% off: no float32 kernel's rounding,
     well within bfloat16's."""
@@ -688,7 +699,7 @@ class AutocastInside(torch.nn.Module):
         h = torch.nn.functional.gelu(self.inp(x))
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.enabled):
             h = self.cell(h, h)
-        return self.out(h.float())
+        return self.out(h.to(x.dtype))
 
 
 class StepsOfANumber(torch.nn.Module):
@@ -993,6 +1004,14 @@ class Hazards(InTempFolder):
             bad = self.dump(f"between-ac-bad-{function}", net, x, below=bf16_autocast(PlantedFloat32(function)))
             self.assert_named(plain, bad, layer, function + ": ")
             self.assert_named(mixed, bad, layer, function + ": ")
+        # Against a bfloat16 model the pair is compared at bfloat16's tolerance: the side that
+        # computed in float32 is still held to float32's (the SiLU 0.4% off passed there).
+        first, y = SiluFirst().eval(), torch.randn(4, 16, generator=torch.Generator().manual_seed(1))
+        half, mixed = self.dump("first-bf16", first, y, torch.bfloat16), self.dump("first-ac", first, y, below=bf16_autocast())
+        for a, b in ((half, mixed), (mixed, half)):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
+        self.assert_named(half, self.dump("first-ac-bad", first, y, below=bf16_autocast(PlantedFloat32("silu"))), "act")
 
     def test_autocast_entered_inside_forward_is_the_runs(self):
         # The run's autocast was read as each forward began: a region entered inside forward left
@@ -1005,7 +1024,9 @@ class Hazards(InTempFolder):
         inside.enabled = True
         x = torch.randn(8, 16, generator=torch.Generator().manual_seed(1))
         a, b = self.dump("inside-f32", plain, x), self.dump("inside-ac", inside, x)
-        for first, second in ((a, b), (b, a)):
+        # autocast leaves float64 as it is: a float64 run of the same code is no autocast run
+        wide = self.dump("inside-f64", inside, x, torch.float64)
+        for first, second in ((a, b), (b, a), (a, wide), (wide, a), (b, wide), (wide, b)):
             code, out, report = compare(first, second)
             self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
         self.assert_named(a, self.dump("inside-ac-bad", inside, x, below=PlantedFloat32("gelu")), "gelu")
