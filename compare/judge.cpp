@@ -322,15 +322,18 @@ class LayerJudge {
     return coarsened(*run.precision, k == 0 ? call_a_ : call_b_, k == 0 ? a_ : b_) == Precision::Fp32 || float32_call(k);
   }
 
-  // A pair compared at a half type's tolerance where a side computed the call in float32
-  // (float32_call) and the judge can run it again, both sides' inputs recorded and the outputs not
-  // identical: that side's local check is due even within the pair's tolerance. Against a bfloat16
-  // model, an autocast run's float32 SiLU 0.4% off passed as bfloat16's rounding.
+  // A pair compared at a half type's tolerance where a side of a half run (autocast, a half model)
+  // computed the call in float32 (float32_call) and the judge can run it again, both sides' inputs
+  // recorded and the outputs not identical: that side's local check is due even within the pair's
+  // tolerance. Against a bfloat16 model, an autocast run's float32 SiLU 0.4% off passed as
+  // bfloat16's rounding. A float32 run's calls keep the pair's tolerance against a half run (its
+  // layers are checked locally where beyond it), as before.
   bool float32_side_under_half_tolerance() const {
     if (!is_half(v_.profile) || !a_.inputs || !b_.inputs) return false;
     if (std::all_of(v_.outputs.begin(), v_.outputs.end(), [](const OutputVerdict& t) { return t.identical; })) return false;
     for (int k = 0; k < 2; ++k) {
-      if (o_.runs[k].precision && float32_call(k) && judge_runs_again(k == 0 ? call_a_ : call_b_)) return true;
+      const std::optional<Precision>& run = o_.runs[k].precision;
+      if (run && is_half(*run) && float32_call(k) && judge_runs_again(k == 0 ? call_a_ : call_b_)) return true;
     }
     return false;
   }
