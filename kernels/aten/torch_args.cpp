@@ -273,10 +273,19 @@ std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, c
   for (const c10::Argument& a : s.arguments()) {
     const c10::TypePtr& type = a.real_type();
     std::optional<c10::IValue> v;
+    // None given for an argument that cannot be None but has a default is Python's way of asking
+    // for that default (F.max_pool2d's stride=None on its way to max_pool2d_with_indices, whose
+    // stride [] is the kernel's size).
+    const auto none_for_default = [&](const Operand& given) {
+      return a.default_value() && type->kind() != c10::TypeKind::OptionalType && !given.tensor && given.tensor_list.empty() && given.text == "None";
+    };
     if (!a.kwarg_only() && next < args.positional.size()) {
       const bool ints = int_list_type(type);
       const Operand& given = args.positional[next];
-      if ((v = repeated_int(a, given))) {
+      if (none_for_default(given)) {
+        v = *a.default_value();
+        ++next;
+      } else if ((v = repeated_int(a, given))) {
         ++next;
       } else if (ints && !a.N() && next + 1 < args.positional.size() && integral_text(given.text)) {
         std::vector<int64_t> packed;
@@ -290,7 +299,7 @@ std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, c
         v = value_as(args.positional[next++], type, tensors, as_numbers);
       }
     } else if (const auto it = args.keywords.find(a.name()); it != args.keywords.end()) {
-      v = repeated_int(a, it->second);
+      v = none_for_default(it->second) ? std::optional<c10::IValue>(*a.default_value()) : repeated_int(a, it->second);
       if (!v) v = value_as(it->second, type, tensors, as_numbers);
       args.keywords.erase(it);
     } else if (a.default_value()) {

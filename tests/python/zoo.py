@@ -936,7 +936,8 @@ def raw_image():
 
 class PoolIndices(torch.nn.Module):
     """SegNet's decoder (a max pool's indices into a max unpool), an LP pool, each as its torch.nn
-    module calls it, and torch.unique of the indices with their inverse and counts."""
+    module calls it, a functional max pool with its indices and no stride (None, the kernel's size),
+    and torch.unique of the indices with their inverse and counts."""
 
     def __init__(self):
         super().__init__()
@@ -950,7 +951,8 @@ class PoolIndices(torch.nn.Module):
         up = self.unpool(self.conv2(p), where, output_size=y.shape)
         flat, _ = self.pool1d(y.flatten(2))
         _, inverse, counts = torch.unique(where % 7, return_inverse=True, return_counts=True)
-        return up.sum((2, 3)) + self.lp(y.relu()).sum((2, 3)) + flat.sum(2) + (counts.sum() + inverse.sum()).float()
+        wide, _ = torch.nn.functional.max_pool2d(y, 3, return_indices=True)
+        return up.sum((2, 3)) + self.lp(y.relu()).sum((2, 3)) + flat.sum(2) + wide.sum((2, 3)) + (counts.sum() + inverse.sum()).float()
 
 
 def pool_indices():
