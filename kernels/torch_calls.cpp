@@ -37,7 +37,7 @@ void set_flag(TorchCall& c, const std::string& flag, const std::string& row) {
       {"half_steps", &TorchCall::half_steps}, {"literal", &TorchCall::literal},
       {"exact_terms", &TorchCall::exact_terms}, {"complex_out", &TorchCall::complex_out}, {"half_inside", &TorchCall::half_inside},
       {"first_output", &TorchCall::first_output}, {"fp32_autocast", &TorchCall::fp32_autocast},
-      {"number_in_type", &TorchCall::number_in_type}};
+      {"number_in_type", &TorchCall::number_in_type}, {"allocates", &TorchCall::allocates}};
   const auto it = flags.find(flag);
   if (it == flags.end()) throw Error("torch_calls.tsv: row \"" + row + "\": unknown flag \"" + flag + "\"");
   c.*(it->second) = true;

@@ -18,7 +18,7 @@ struct TorchCall {
        fills = false, uninitialised = false, tied = false, arithmetic = false, reflected = false, samples = false,
        lowp = false, fp32_sum = false, bias_after = false, half_sum = false, half_weights = false, half_steps = false, literal = false,
        exact_terms = false, complex_out = false, half_inside = false, first_output = false, fp32_autocast = false,
-       number_in_type = false;
+       number_in_type = false, allocates = false;  // allocates: the recorder's alone (it fills such memory)
 };
 
 // The call's name as the table keys it, from the op a dump names it by (torch.Tensor.add_,

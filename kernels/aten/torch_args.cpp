@@ -273,19 +273,17 @@ std::optional<torch::jit::Stack> bind(const c10::FunctionSchema& s, Args args, c
   for (const c10::Argument& a : s.arguments()) {
     const c10::TypePtr& type = a.real_type();
     std::optional<c10::IValue> v;
-    // None given for an argument that cannot be None but has a default is Python's way of asking
-    // for that default (F.max_pool2d's stride=None on its way to max_pool2d_with_indices, whose
-    // stride [] is the kernel's size).
+    // None given by name for an argument that cannot be None but has a default is Python's way of
+    // asking for that default (F.max_pool2d's stride=None on its way to max_pool2d_with_indices,
+    // whose stride [] is the kernel's size). Not a positional None: it would let an overload take
+    // another's arguments (torch.stft's onesided=None as stft.center's pad_mode).
     const auto none_for_default = [&](const Operand& given) {
       return a.default_value() && type->kind() != c10::TypeKind::OptionalType && !given.tensor && given.tensor_list.empty() && given.text == "None";
     };
     if (!a.kwarg_only() && next < args.positional.size()) {
       const bool ints = int_list_type(type);
       const Operand& given = args.positional[next];
-      if (none_for_default(given)) {
-        v = *a.default_value();
-        ++next;
-      } else if ((v = repeated_int(a, given))) {
+      if ((v = repeated_int(a, given))) {
         ++next;
       } else if (ints && !a.N() && next + 1 < args.positional.size() && integral_text(given.text)) {
         std::vector<int64_t> packed;

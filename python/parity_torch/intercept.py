@@ -18,6 +18,21 @@ from .views import call_text
 from .writer import storable
 
 
+def fill_as_deterministic(tensors):
+    """Memory a call left as it was (torch.empty), filled as torch.use_deterministic_algorithms
+    fills it: NaN, or the largest value of an integer type. A model that writes all of it before
+    reading it computes the same; rows it never writes (AdaptiveLogSoftmaxWithLoss's gather
+    indices, filled cluster by cluster) hold the same in both runs instead of each allocator's."""
+    with torch.no_grad():
+        for t in tensors:
+            if t.is_floating_point() or t.is_complex():
+                t.fill_(float("nan"))
+            elif t.dtype == torch.bool:
+                t.fill_(True)
+            else:
+                t.fill_(torch.iinfo(t.dtype).max)
+
+
 class _Mode(TorchFunctionMode):
     def __init__(self, functions):
         super().__init__()
@@ -107,6 +122,8 @@ class FunctionCalls:
         try:
             with watch or contextlib.nullcontext():
                 result = func(*args, **kwargs)
+            if name in torch_calls.ALLOCATES:
+                fill_as_deterministic(calls.tensors_in(result))
         finally:
             r.busy -= 1
         elapsed = (time.perf_counter() - started) * 1e3

@@ -56,6 +56,11 @@ SINGLE_KERNELS = {name for name, bound in _BOUNDS.items()
 # first is recorded.
 FIRST_OUTPUT = _flagged("first_output")
 
+# Calls whose result is memory left as it was (torch.empty, x.new_empty): filled as torch's
+# deterministic mode fills it (intercept.py), so that a part the model never writes, carried by the
+# calls that fill the rest, holds the same in both runs.
+ALLOCATES = _flagged("allocates")
+
 
 # Operators by their dunder names: the function each computes, whichever operand comes first (those
 # ops.known_function has an op for; any other dunder is read by its own name).

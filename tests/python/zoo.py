@@ -683,7 +683,8 @@ class SelectionsAndLosses(torch.nn.Module):
     searchsorted), scatter_reduce by each reduction, embedding_bag, distances (cdist by matrix
     products, dist, pairwise_distance, renorm), stft and a window in the run's type, and the losses
     (l1, mse, smooth l1, huber, cross entropy, nll, binary cross entropy with and without logits,
-    kl_div, and the margin and ranking losses, whose ±1 targets a one-unit nudge makes anything).
+    kl_div, and the margin and ranking losses, whose ±1 targets a one-unit nudge makes anything,
+    and an adaptive softmax's).
     torch 1.13's CPU has no bfloat16 prod, cdist, mse_loss, embedding_bag, binary_cross_entropy or
     multi_margin_loss: those run in float32."""
 
@@ -691,6 +692,9 @@ class SelectionsAndLosses(torch.nn.Module):
         super().__init__()
         self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
         self.bag = torch.nn.EmbeddingBag(10, 8, mode="mean")
+        # Fills its target.new_empty cluster by cluster: the rows of the last cluster are memory
+        # left as it was in the index_fill_ of the one before.
+        self.adaptive = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 12, [4, 8], div_value=2.0)
 
     def forward(self, x):
         f = torch.nn.functional
@@ -729,7 +733,7 @@ class SelectionsAndLosses(torch.nn.Module):
                  f.triplet_margin_loss(h[0], g[0], h[1]), f.cosine_embedding_loss(h[0], g[0], sign[0, :, 0]),
                  f.poisson_nll_loss(h, g.abs()), f.multi_margin_loss(h.float().reshape(12, 8), labels),
                  f.multilabel_soft_margin_loss(h.reshape(12, 8), (g.reshape(12, 8) > 0).to(h.dtype)),
-                 f.gaussian_nll_loss(h, g, h.abs() + 0.1)]
+                 f.gaussian_nll_loss(h, g, h.abs() + 0.1), self.adaptive(h.reshape(12, 8), labels.flip(0) + 4).output]
         return [o.float().sum() for o in outs]
 
 
