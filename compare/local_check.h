@@ -76,8 +76,11 @@ class LocalCheck {
                              std::optional<TorchCallResult>& judged, const std::string& unchecked) const;
   std::string tied_indices(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs,
                            const std::vector<Tensor>& judged, bool& checked) const;
+  // `in_float32`: the judge ran in float32 (passes_judged_in_float32); its own error is allowed
+  // for, and a failure is returned as it is, with no allowance for input rounding.
   TensorDiff against_torch(const LayerSide& s, const ReadCall& read, size_t k, const TorchCallResult& judged,
-                           const std::vector<Tensor>& inputs) const;
+                           const std::vector<Tensor>& inputs, bool in_float32 = false) const;
+  bool passes_judged_in_float32(const LayerSide& s, const ReadCall& read, const std::vector<Tensor>& inputs) const;
   TensorDiff with_numbers_rounded(const LayerSide& s, const ReadCall& read, size_t k, const std::vector<Tensor>& inputs, TensorDiff d) const;
 
   const std::string& name_;

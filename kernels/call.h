@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/scoped_setting.h"
 #include "core/tensor.h"
 
 namespace parity {
@@ -70,15 +71,9 @@ class Call {
 // kernels to store that type (kernels/cuda_util.h, "Half precision"; kernels/aten/util.h). None
 // outside any scope.
 HalfType half_in_scope();
-class HalfScope {
+class HalfScope : ScopedSetting<HalfType> {
  public:
   explicit HalfScope(HalfType h);
-  ~HalfScope();
-  HalfScope(const HalfScope&) = delete;
-  HalfScope& operator=(const HalfScope&) = delete;
-
- private:
-  HalfType saved_;
 };
 
 // "fp16", "bf16" (and "fp32" for none), as `precision=` and --dtype spell them.

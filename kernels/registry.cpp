@@ -74,8 +74,7 @@ namespace {
 thread_local HalfType call_half = HalfType::None;
 }
 HalfType half_in_scope() { return call_half; }
-HalfScope::HalfScope(HalfType h) : saved_(call_half) { call_half = h; }
-HalfScope::~HalfScope() { call_half = saved_; }
+HalfScope::HalfScope(HalfType h) : ScopedSetting(call_half, h) {}
 
 const char* half_name(HalfType h) { return h == HalfType::Fp16 ? "fp16" : h == HalfType::Bf16 ? "bf16" : "fp32"; }
 

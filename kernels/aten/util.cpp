@@ -45,12 +45,10 @@ thread_local at::ScalarType judge_type = at::kDouble;
 
 at::Device aten_device() { return current_device; }
 
-AtenDeviceScope::AtenDeviceScope(at::Device d) : saved_(current_device) { current_device = d; }
-AtenDeviceScope::~AtenDeviceScope() { current_device = saved_; }
+AtenDeviceScope::AtenDeviceScope(at::Device d) : ScopedSetting(current_device, d) {}
 
 at::ScalarType judge_float_type() { return judge_type; }
-JudgeComputeScope::JudgeComputeScope(at::ScalarType t) : saved_(judge_type) { judge_type = t; }
-JudgeComputeScope::~JudgeComputeScope() { judge_type = saved_; }
+JudgeComputeScope::JudgeComputeScope(at::ScalarType t) : ScopedSetting(judge_type, t) {}
 
 
 at::Tensor to_aten(const Tensor& t) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "core/scoped_setting.h"
 #include "core/tensor.h"
 #include "kernels/backend.h"
 
@@ -14,15 +15,9 @@ namespace parity {
 // Where the _aten.cpp ops run on this thread: the CPU (the `aten` backend) or the GPU (the
 // `aten:cuda*` backends, which set it around each call with AtenDeviceScope).
 at::Device aten_device();
-class AtenDeviceScope {
+class AtenDeviceScope : ScopedSetting<at::Device> {
  public:
   explicit AtenDeviceScope(at::Device d);
-  ~AtenDeviceScope();
-  AtenDeviceScope(const AtenDeviceScope&) = delete;
-  AtenDeviceScope& operator=(const AtenDeviceScope&) = delete;
-
- private:
-  at::Device saved_;
 };
 
 // On the CPU: a zero-copy at::Tensor over t's bytes, which ATen ops read and never write. On the
@@ -40,15 +35,9 @@ void aten_threads();
 // arithmetic of torch_calls.cpp): float64, or another inside a JudgeComputeScope
 // (aten_torch_call_computed_in).
 at::ScalarType judge_float_type();
-class JudgeComputeScope {
+class JudgeComputeScope : ScopedSetting<at::ScalarType> {
  public:
   explicit JudgeComputeScope(at::ScalarType t);
-  ~JudgeComputeScope();
-  JudgeComputeScope(const JudgeComputeScope&) = delete;
-  JudgeComputeScope& operator=(const JudgeComputeScope&) = delete;
-
- private:
-  at::ScalarType saved_;
 };
 
 // float32 golden data computed in float64: an input widened exactly, the result rounded once.

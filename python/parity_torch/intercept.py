@@ -115,8 +115,9 @@ class FunctionCalls:
             r.busy -= 1
         if sparse:
             return self.unrecorded(func, name, args, kwargs)  # no storage to dump or follow
-        watch = kernel_types.watcher(name, in_place, tensors)
-        r.autocast |= manifest.autocast_met(t for _, t in tensors)  # also a region entered inside forward
+        regions = manifest.autocast_now()
+        watch = kernel_types.watcher(name, in_place, tensors, regions)
+        r.autocast |= manifest.autocast_met((t for _, t in tensors), regions)  # also a region entered inside forward
         started = time.perf_counter()
         r.busy += 1
         try:
@@ -145,7 +146,7 @@ class FunctionCalls:
                 self.skip(func, name)  # no dtype of parity's holds it (complex32): named, not written
                 return result
             layer = self.record_function(func, name, args, kwargs, tensors, others, outputs, target, before, elapsed, buffers)
-            layer.kernels_in = kernel_types.kernels_in(watch, name, in_place, tensors, outputs)
+            layer.kernels_in = kernel_types.kernels_in(watch, name, in_place, tensors, outputs, regions)
         finally:
             r.busy -= 1
         return result

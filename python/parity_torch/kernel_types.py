@@ -9,7 +9,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from . import torch_calls
-from .manifest import autocast_now
 
 _HALF = (torch.float16, torch.bfloat16)
 
@@ -49,13 +48,14 @@ class KernelTypes(TorchDispatchMode):
         return result
 
 
-def watcher(name, in_place, tensors):
+def watcher(name, in_place, tensors, regions):
     """A KernelTypes to run call `name` in, where its record can say something and the watching
-    cannot change what it computes: autocast is on, every float tensor the call takes is float32, and
-    one kernel computes it (torch_calls.SINGLE_KERNELS: under a dispatch mode, the operators a kernel
-    calls inside run without autocast, and bilinear, pinv or affine_grid would compute in float32
-    where the model's run computes in bfloat16). None otherwise: not watched, recorded as before."""
-    if not _single_kernel(name, in_place) or not _all_float32(t for _, t in tensors) or not autocast_now():
+    cannot change what it computes: autocast is on (`regions`, manifest.autocast_now's), every float
+    tensor the call takes is float32, and one kernel computes it (torch_calls.SINGLE_KERNELS: under a
+    dispatch mode, the operators a kernel calls inside run without autocast, and bilinear, pinv or
+    affine_grid would compute in float32 where the model's run computes in bfloat16). None
+    otherwise: not watched, recorded as before."""
+    if not _single_kernel(name, in_place) or not _all_float32(t for _, t in tensors) or not regions:
         return None
     return KernelTypes()
 
@@ -71,28 +71,29 @@ def _all_float32(tensors):
     return all(t.dtype == torch.float32 for t in tensors if t.is_floating_point())
 
 
-def kernels_in(watch, name, in_place, tensors, outputs):
+def kernels_in(watch, name, in_place, tensors, outputs, regions):
     """The layer's `kernels_in`: "float32" when the call's float outputs are float32 and no kernel
     inside met a half tensor or may have run in TF32; the half type's name when one met it, "tf32"
-    for TF32. Unwatched (`watch` None), outside_autocast's; None otherwise."""
+    for TF32. Unwatched (`watch` None), outside_autocast's with the autocast `regions` in force as
+    it ran; None otherwise."""
     floats = [t for t in outputs if t.is_floating_point()]
     if not floats or any(t.dtype != torch.float32 for t in floats):
         return None
     if watch is None:
-        return outside_autocast(_single_kernel(name, in_place), [t for _, t in tensors])
+        return outside_autocast(_single_kernel(name, in_place), [t for _, t in tensors], regions)
     if watch.half is not None:
         return str(watch.half).replace("torch.", "")
     return "tf32" if watch.tf32 else "float32"
 
 
-def outside_autocast(single, inputs):
-    """The `kernels_in` of a call made with no autocast in force on float32 `inputs` (its float
+def outside_autocast(single, inputs, regions):
+    """The `kernels_in` of a call made with no autocast `regions` in force on float32 `inputs` (its float
     outputs float32): an autocast region entered inside forward leaves the calls around it in float32,
     and the run's autocast must not judge them as cast (manifest.py writes it only for a run that saw
     autocast). "tf32" where a kernel inside may have run in TF32 (float32 CUDA tensors on compute
     capability 8 or more, a switch on, more than one kernel or a product), else "float32"; None
     under autocast."""
-    if autocast_now() or not _all_float32(inputs):
+    if regions or not _all_float32(inputs):
         return None
     cuda = [t for t in inputs if t.is_cuda]
     if cuda and not single and torch.cuda.get_device_capability(cuda[0].device)[0] >= 8 and (
@@ -101,7 +102,7 @@ def outside_autocast(single, inputs):
     return "float32"
 
 
-def leaf_kernels_in(op, inputs, outputs):
+def leaf_kernels_in(op, inputs, outputs, regions):
     """A recorded leaf module's `kernels_in` (module_hooks.py), its float outputs float32: "float32"
     for one parity op that one kernel computes (SiLU, Sigmoid: element-wise, left alone by autocast,
     so computed in its input's type) on float32 tensors; outside autocast, outside_autocast's (a
@@ -110,4 +111,4 @@ def leaf_kernels_in(op, inputs, outputs):
     floats = [t for t in outputs if t.is_floating_point()]
     if not floats or not _all_float32(floats) or not _all_float32(inputs):
         return None
-    return "float32" if op in torch_calls.SINGLE_KERNELS else outside_autocast(False, inputs)
+    return "float32" if op in torch_calls.SINGLE_KERNELS else outside_autocast(False, inputs, regions)

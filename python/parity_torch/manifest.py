@@ -23,11 +23,10 @@ def autocast_now():
     return found
 
 
-def autocast_met(tensors):
-    """The autocast regions in force now that a call on `tensors` meets: those of a device one of
-    its float tensors is on, other than float64, which autocast leaves as it is (a float64 model
-    under autocast computes in float64)."""
-    regions = autocast_now()
+def autocast_met(tensors, regions):
+    """The autocast `regions` in force (autocast_now's) that a call on `tensors` meets: those of a
+    device one of its float tensors is on, other than float64, which autocast leaves as it is (a
+    float64 model under autocast computes in float64)."""
     if not regions:
         return regions
     devices = {t.device.type for t in tensors if t.is_floating_point() and t.dtype != torch.float64}

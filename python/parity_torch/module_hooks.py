@@ -8,7 +8,7 @@ import torch
 
 from . import kernel_types, ops
 from .calls import returned_tensors, tensors_in
-from .manifest import autocast_met
+from .manifest import autocast_met, autocast_now
 from .naming import Frame
 from .provenance import version_of
 from .writer import storable
@@ -59,7 +59,7 @@ class ModuleHooks:
             r.busy += 1
             try:
                 ops.set_written_float(r.cast)
-                r.autocast |= autocast_met(t for t in args if torch.is_tensor(t))  # also a region entered inside forward
+                r.autocast |= autocast_met((t for t in args if torch.is_tensor(t)), autocast_now())  # also a region entered inside forward
                 known = ops.known_module(module, args)
                 if known is not None:
                     frame = Frame(path, module=module)
@@ -96,7 +96,7 @@ class ModuleHooks:
                     r.sources.wrote_into(t)
             try:
                 r.files.record_outputs(layer, tensors_in(output))  # busy still counts this leaf
-                layer.kernels_in = kernel_types.leaf_kernels_in(layer.op, [t for t, _ in frame.inputs], tensors_in(output))
+                layer.kernels_in = kernel_types.leaf_kernels_in(layer.op, [t for t, _ in frame.inputs], tensors_in(output), autocast_now())
             finally:
                 r.busy -= 1
         if module is r.model and all(f.module is not module for f in names.stack) and r.recording() and r.record_inputs:
