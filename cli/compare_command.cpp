@@ -99,8 +99,13 @@ std::string settle_precision(const Options& o, const Dump& a, const Dump& b, Com
     run->cpu = d->device == "cpu";
     const auto autocast = d->run.find("autocast");
     run->autocast = autocast != d->run.end() && autocast->second.find("cpu:") != std::string::npos;
-    const auto params = d->run.find("param_dtypes");
-    run->wider = params != d->run.end() && params->second.find("float64") != std::string::npos && !holds_float64(*d);
+    // A float64 run written as float32: by its parameters, or by what the dump narrowed (a model
+    // without parameters: NeRF's sampler).
+    const auto named = [&](const char* key) {
+      const auto it = d->run.find(key);
+      return it != d->run.end() && it->second.find("float64") != std::string::npos;
+    };
+    run->wider = (named("param_dtypes") || named("written_from")) && !holds_float64(*d);
   }
   const std::string name = precision_profile(p).name;
   if (pa == Precision::Fp32 && pb == Precision::Fp32) return name;

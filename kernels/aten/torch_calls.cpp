@@ -473,15 +473,18 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     const TorchCallResult up = moved(INFINITY);
     std::optional<TorchCallResult> down;
     for (size_t j = 0; j < base.outputs.size() && j < up.outputs.size(); ++j) {
-      if (!is_floating(base.outputs[j].dtype()) || up.outputs[j].shape() != base.outputs[j].shape()) continue;
+      if (up.outputs[j].shape() != base.outputs[j].shape()) continue;
+      // An integer or bool output (searchsorted's indices, x > y) moves in steps: where its inputs
+      // were rounded when written, the step may lie on either side of the recorded value.
+      const bool stepped = steps || !is_floating(base.outputs[j].dtype());
       const at::Tensor was = to_aten(base.outputs[j]).to(at::kDouble);
       at::Tensor d = (to_aten(up.outputs[j]).to(at::kDouble) - was).abs();
       const at::Tensor lost = ~d.isfinite() & was.isfinite();
-      if (lost.any().item<bool>() || steps) {
+      if (lost.any().item<bool>() || stepped) {
         if (!down) down = moved(-INFINITY);
         if (j < down->outputs.size() && down->outputs[j].shape() == base.outputs[j].shape()) {
           const at::Tensor below = (to_aten(down->outputs[j]).to(at::kDouble) - was).abs();
-          d = at::where(lost, below, steps ? at::maximum(d, below) : d);
+          d = at::where(lost, below, stepped ? at::maximum(d, below) : d);
         }
       }
       d = d * units;
@@ -496,6 +499,8 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     return moved_by[0];
   };
   const bool first_floating = !base.outputs.empty() && is_floating(base.outputs[0].dtype());
+  // Floats: twice what the nudges moved them; integers and bools: what they moved, a step.
+  const auto allowed = [&](size_t j) { return is_floating(base.outputs[j].dtype()) ? moved_by[j] * 2 : moved_by[j]; };
   if (samples && torch_call_name(op) == "roi_align" && first_floating) {
     const at::Tensor each = sample_rounding_allowance(line, in);
     if (each.defined() && each.sizes() == to_aten(base.outputs[0]).sizes()) sampling() = sampling() + each / 2;  // doubled below
@@ -506,7 +511,7 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
   }
   std::vector<Tensor> out(base.outputs.size());
   for (size_t j = 0; j < out.size(); ++j) {
-    if (moved_by[j].defined()) out[j] = from_aten((moved_by[j] * 2).nan_to_num(0, 0, 0).contiguous());
+    if (moved_by[j].defined()) out[j] = from_aten(allowed(j).nan_to_num(0, 0, 0).contiguous());
   }
   return out;
 }

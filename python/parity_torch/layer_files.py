@@ -23,6 +23,7 @@ class LayerFiles:
         self.buffer_ids = {id(b) for b in model.buffers()}
         self.param_files = {}
         self.devices = set()
+        self.narrowed = set()  # the float dtypes written in a narrower `cast` (a float64 run's, as float32)
 
     def is_buffer(self, t):
         return id(t) in self.buffer_ids
@@ -57,7 +58,7 @@ class LayerFiles:
                 entry.update(cached[2])
                 return entry
         file = file_for(layer, role)
-        entry.update(file=file, **self.folder.write(file, to_numpy(t, self.cast)))
+        entry.update(file=file, **self.folder.write(file, self.values(t)))
         if p is None and self.is_parameter(like) and version is None and not fresh:  # the buffer as it is now, not as it was
             self.param_files[id(like)] = (weakref.ref(like), version_of(like), {k: entry[k] for k in ("file", "dtype", "shape")})
         return entry
@@ -67,7 +68,14 @@ class LayerFiles:
             role = f"out{k}"
             file = file_for(layer, role)
             self.devices.add(str(o.device))
-            self.add_output(layer, role, o, {"file": file, **self.folder.write(file, to_numpy(o, self.cast))})
+            self.add_output(layer, role, o, {"file": file, **self.folder.write(file, self.values(o))})
+
+    def values(self, t):
+        """t's values as the dump writes them, noting a float dtype narrowed on the way: the run's
+        recorded inputs are then its own rounded (the manifest's `written_from`)."""
+        if self.cast is not None and t.is_floating_point() and torch.finfo(t.dtype).bits > torch.finfo(self.cast).bits:
+            self.narrowed.add(dtype_name(t.dtype))
+        return to_numpy(t, self.cast)
 
     def record_output_as(self, layer, o, written):
         """o as the output of `layer`, whose values are those of the entry `written` (a file already

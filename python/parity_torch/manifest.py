@@ -33,10 +33,11 @@ def autocast_met(tensors, regions):
     return {r for r in regions if r.split(":")[0] in devices}
 
 
-def build(name, model, kept, ran, devices, autocast, tf32, skipped):
+def build(name, model, kept, ran, devices, autocast, tf32, skipped, narrowed=()):
     """The manifest of the layers `kept` (naming.Layer, with their entries), recorded over the
     forward calls `ran` of `model` on `devices`, with `autocast` regions seen and the `tf32`
-    switches (cuDNN, matmul) as the block began; `skipped`: (op, layer) -> calls not recorded."""
+    switches (cuDNN, matmul) as the block began; `skipped`: (op, layer) -> calls not recorded;
+    `narrowed`: the float dtypes the run held that the dump wrote narrower."""
     manifest = {
         "format": "parity-dump", "version": 1, "model": name, "backend": "pytorch",
         "device": device_text(devices), "tool_version": f"parity_torch {VERSION}",
@@ -46,6 +47,8 @@ def build(name, model, kept, ran, devices, autocast, tf32, skipped):
                 "tf32": "cudnn={} matmul={}".format(*tf32)},
         "layers": [layer_json(i, l, bool(autocast)) for i, l in enumerate(kept)],
     }
+    if narrowed:  # a float64 run written as float32 (its recorded inputs are its own, rounded), with or without parameters
+        manifest["run"]["written_from"] = ",".join(sorted(narrowed))
     if skipped:  # a free-text run key: compare prints it where the two dumps differ
         manifest["run"]["skipped"] = skipped_text(skipped)
     return manifest

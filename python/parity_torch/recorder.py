@@ -202,7 +202,7 @@ class Recorder:
         # The calls that ran (close() may come before every selected one has): what the dump holds.
         ran = sorted(c for c in self.selected if c <= self.call) or [0]
         skipped = self.functions.skipped
-        manifest = build(self.name, self.model, kept, ran, self.files.devices, self.autocast, self.tf32, skipped)
+        manifest = build(self.name, self.model, kept, ran, self.files.devices, self.autocast, self.tf32, skipped, self.files.narrowed)
         try:
             size = self.folder.finish(manifest)
         except OSError:

@@ -513,7 +513,8 @@ class MoreOps(torch.nn.Module):
     channel_shuffle, index_copy_), element-wise maps (prelu, glu, selu, diff), sums (fold,
     scatter_add, addcmul with a negative value, nn.Bilinear) and NFNet's weight standardisation
     (batch_norm in training mode with no running statistics), and a value pasted through an index
-    of four slices, and rows put by index_put_."""
+    of four slices, and rows put by index_put_; the moves index_fill (by a Python number), take,
+    put and narrow_copy."""
 
     def __init__(self):
         super().__init__()
@@ -537,13 +538,16 @@ class MoreOps(torch.nn.Module):
         rows = torch.zeros(8, 64, dtype=y.dtype, device=y.device)
         rows.index_put_((flipped,), y.flatten(2)[0])
         outs += [pasted, rows]
+        picks = torch.tensor([1, 4, 9, 30], device=x.device)
+        outs += [y.index_fill(1, flipped[:3], 0.3), torch.take(y, picks), y.put(picks[:2], y[0, 0, 0, :2] * 3),
+                 y.narrow_copy(2, 2, 4)]
         return sum(o.float().sum() for o in outs)
 
 
 def more_ops():
     torch.manual_seed(0)
     return MoreOps().eval(), _seeded((1, 3, 8, 8)), None, [("prelu", None, "prelu"), ("", "fold", "fold"), ("", "scatter_add", "scatter_add"),
-                                                         ("", "batch_norm", "batch_norm")]
+                                                         ("", "batch_norm", "batch_norm"), ("", "take", "take"), ("", "narrow_copy", "narrow_copy")]
 
 
 class StacksAndProducts(torch.nn.Module):

@@ -742,6 +742,30 @@ class PlantedStep(zoo.TorchFunctionMode):
         return result
 
 
+class HierarchicalSampler(torch.nn.Module):
+    """NeRF's hierarchical sampling, with no parameters: a cdf of the weights, and where evenly
+    spaced samples fall in it. A float64 run's cdf ends at 1 + 2^-52 or 1 - 2^-53; written as float32
+    it ends at 1, where the last sample (1 itself, right=True) falls on the other side."""
+
+    def forward(self, w):
+        w = w + 1e-5
+        cdf = torch.cumsum(w / torch.sum(w, -1, keepdim=True), -1)
+        u = torch.linspace(0.0, 1.0, 16, dtype=w.dtype).expand(w.shape[0], 16).contiguous()
+        return torch.searchsorted(cdf, u, right=True)
+
+
+class PlantedIndex(zoo.TorchFunctionMode):
+    """searchsorted's kernel giving one index 3 off, in the middle of a row: no step of a
+    rounding moves it that far."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", "") == "searchsorted":
+            with torch._C.DisableTorchFunction():
+                result[5, 8] += 3
+        return result
+
+
 def bf16_autocast(below=None):
     """CPU bfloat16 autocast, entered with `below` (a mode under the recorder's) first."""
     stack = contextlib.ExitStack()
@@ -1044,6 +1068,18 @@ class Hazards(InTempFolder):
         self.assert_named(plain, self.dump("steps-bf16-bad", net, x, torch.bfloat16, below=PlantedStep()), "remainder")
         self.assert_named(plain, self.dump("steps-bf16-bad-trunc", net, x, torch.bfloat16, below=PlantedStep(trunc=True)), "div.2")
         self.assert_named(plain, self.dump("steps-f64-bad-trunc", net, x, torch.float64, below=PlantedStep(trunc=True)), "div.2")
+
+    def test_indices_of_a_float64_run_written_as_float32(self):
+        # A float64 model with no parameters (NeRF's sampler), its cdf written as float32: the judge
+        # re-ran searchsorted on the written cdf, where 1 + 2^-52 had become 1, and named the correct
+        # float64 side defective (exit 1 on two correct runs, before). An index 3 off is still named.
+        net, w = HierarchicalSampler(), torch.rand(64, 15, generator=torch.Generator().manual_seed(0))
+        plain, wide = self.dump("cdf-f32", net, w), self.dump("cdf-f64", net, w, torch.float64)
+        for a, b in ((plain, wide), (wide, plain)):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
+        self.assert_named(plain, self.dump("cdf-f64-bad", net, w, torch.float64, below=PlantedIndex()), "searchsorted")
+        self.assert_named(wide, self.dump("cdf-f32-bad", net, w, below=PlantedIndex()), "searchsorted")
 
     def test_memory_a_resize_leaves_is_not_compared(self):
         # CrossMapLRN2d resizes empty tensors of its own (x.new().resize_as_(x)) and fills them with
