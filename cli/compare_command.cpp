@@ -99,13 +99,16 @@ std::string settle_precision(const Options& o, const Dump& a, const Dump& b, Com
     run->cpu = d->device == "cpu";
     const auto autocast = d->run.find("autocast");
     run->autocast = autocast != d->run.end() && autocast->second.find("cpu:") != std::string::npos;
-    // A float64 run written as float32: by its parameters, or by what the dump narrowed (a model
-    // without parameters: NeRF's sampler).
+    // A float64 run written as float32: by its parameters, or, for a model without any (NeRF's
+    // sampler), by what the dump narrowed. A float32 model's one float64 tensor (a numpy
+    // constant) does not make the run one.
     const auto named = [&](const char* key) {
       const auto it = d->run.find(key);
       return it != d->run.end() && it->second.find("float64") != std::string::npos;
     };
-    run->wider = (named("param_dtypes") || named("written_from")) && !holds_float64(*d);
+    const auto params = d->run.find("param_dtypes");
+    const bool no_params = params == d->run.end() || params->second == "none";
+    run->wider = (named("param_dtypes") || (no_params && named("written_from"))) && !holds_float64(*d);
   }
   const std::string name = precision_profile(p).name;
   if (pa == Precision::Fp32 && pb == Precision::Fp32) return name;

@@ -1,7 +1,6 @@
 // parity: checks that an operator's CUDA kernel computes what its CPU reference computes.
 // main() only parses the command line, runs the chosen subcommand and maps failures to exit codes.
 #include <CLI/CLI.hpp>
-#include <malloc.h>
 
 #include <algorithm>
 #include <csignal>
@@ -18,6 +17,10 @@
 #include "core/mapped_file.h"
 #include "core/thread_pool.h"
 #include "core/version.h"
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace {
 

@@ -54,8 +54,10 @@ struct AtenPlugin {
   TorchCallResult (*torch_call_computed_in)(const std::string& line, const std::vector<Tensor>& inputs, JudgeCompute compute);
   // Per output of the same call, how far its result may move when each float input moves by one
   // unit in the last place (the recorded inputs of a float64 run written as float32 are its own
-  // rounded once): twice the sum over inputs of |f(that input one ulp up) - f|, float64;
-  // undefined for an output that is not float. `outputs`: what torch_call gave on these inputs.
+  // rounded once): twice the sum over inputs of |f(that input one ulp up) - f|, float64. For an
+  // integer or bool output (searchsorted, x > y), its steps: [..., 2] float64, how far below and
+  // above the given output one ulp either way takes it, summed over inputs. `outputs`: what
+  // torch_call gave on these inputs.
   // `sample_unit`: the unit roundoff an interpolation's kernel worked out where to sample in
   // (float32's, or the type of a half run on the CPU); 0 for none.
   std::vector<Tensor> (*torch_call_rounding)(const std::string& line, const std::vector<Tensor>& inputs,

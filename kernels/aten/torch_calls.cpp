@@ -443,6 +443,7 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
   using namespace parity;
   const TorchCallResult base{base_outputs, {}, {}};  // the call's outputs on `in`, as the judge has them
   std::vector<at::Tensor> moved_by(base.outputs.size());
+  std::vector<at::Tensor> step_lo(base.outputs.size()), step_hi(base.outputs.size());  // integer outputs'
   // Where to sample (roi_align's boxes, grid_sample's grid) goes through several roundings in a
   // float32 kernel before it is used (scaled, split into bins, offset): 8 units, not 1.
   std::string op;
@@ -472,19 +473,39 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     };
     const TorchCallResult up = moved(INFINITY);
     std::optional<TorchCallResult> down;
+    bool down_refused = false;
     for (size_t j = 0; j < base.outputs.size() && j < up.outputs.size(); ++j) {
       if (up.outputs[j].shape() != base.outputs[j].shape()) continue;
-      // An integer or bool output (searchsorted's indices, x > y) moves in steps: where its inputs
-      // were rounded when written, the step may lie on either side of the recorded value.
-      const bool stepped = steps || !is_floating(base.outputs[j].dtype());
       const at::Tensor was = to_aten(base.outputs[j]).to(at::kDouble);
+      if (!is_floating(base.outputs[j].dtype())) {
+        // An integer or bool output (searchsorted's indices, x > y) moves in steps, and only
+        // toward where a nudge takes it: where its inputs were rounded when written, the value
+        // the run held may lie on either side of a step. Its envelope, below and above the
+        // judge's answer, summed over the inputs; one unit down only where that runs.
+        const at::Tensor moved_up = to_aten(up.outputs[j]).to(at::kDouble) - was;
+        at::Tensor lo = at::clamp_max(moved_up, 0), hi = at::clamp_min(moved_up, 0);
+        if (!down && !down_refused) {
+          try {
+            down = moved(-INFINITY);
+          } catch (const Error&) {
+            down_refused = true;
+          }
+        }
+        if (down && j < down->outputs.size() && down->outputs[j].shape() == base.outputs[j].shape()) {
+          const at::Tensor moved_down = to_aten(down->outputs[j]).to(at::kDouble) - was;
+          lo = at::minimum(lo, moved_down), hi = at::maximum(hi, moved_down);
+        }
+        step_lo[j] = step_lo[j].defined() ? step_lo[j] + lo : lo;
+        step_hi[j] = step_hi[j].defined() ? step_hi[j] + hi : hi;
+        continue;
+      }
       at::Tensor d = (to_aten(up.outputs[j]).to(at::kDouble) - was).abs();
       const at::Tensor lost = ~d.isfinite() & was.isfinite();
-      if (lost.any().item<bool>() || stepped) {
+      if (lost.any().item<bool>() || steps) {
         if (!down) down = moved(-INFINITY);
         if (j < down->outputs.size() && down->outputs[j].shape() == base.outputs[j].shape()) {
           const at::Tensor below = (to_aten(down->outputs[j]).to(at::kDouble) - was).abs();
-          d = at::where(lost, below, stepped ? at::maximum(d, below) : d);
+          d = at::where(lost, below, steps ? at::maximum(d, below) : d);
         }
       }
       d = d * units;
@@ -499,8 +520,6 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     return moved_by[0];
   };
   const bool first_floating = !base.outputs.empty() && is_floating(base.outputs[0].dtype());
-  // Floats: twice what the nudges moved them; integers and bools: what they moved, a step.
-  const auto allowed = [&](size_t j) { return is_floating(base.outputs[j].dtype()) ? moved_by[j] * 2 : moved_by[j]; };
   if (samples && torch_call_name(op) == "roi_align" && first_floating) {
     const at::Tensor each = sample_rounding_allowance(line, in);
     if (each.defined() && each.sizes() == to_aten(base.outputs[0]).sizes()) sampling() = sampling() + each / 2;  // doubled below
@@ -511,7 +530,8 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
   }
   std::vector<Tensor> out(base.outputs.size());
   for (size_t j = 0; j < out.size(); ++j) {
-    if (moved_by[j].defined()) out[j] = from_aten(allowed(j).nan_to_num(0, 0, 0).contiguous());
+    if (moved_by[j].defined()) out[j] = from_aten((moved_by[j] * 2).nan_to_num(0, 0, 0).contiguous());
+    if (step_lo[j].defined()) out[j] = from_aten(at::stack({step_lo[j], step_hi[j]}, -1).contiguous());
   }
   return out;
 }

@@ -311,7 +311,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
     TorchBound bound = known->bound;
     // index_put(..., accumulate=True) adds what repeated indices put onto one element: a sum.
     // So does put(index, source, accumulate=True).
-  if ((name == "index_put" || name == "put") && text_arg(args, 3, "accumulate") == "True") bound = TorchBound::Sum;
+    if ((name == "index_put" || name == "put") && text_arg(args, 3, "accumulate") == "True") bound = TorchBound::Sum;
     // scatter_reduce(self, dim, index, src, reduce): its largest or smallest is one of the values.
     const std::string reduce = text_arg(args, 4, "reduce");
     if (name == "scatter_reduce" && (reduce == "'amax'" || reduce == "'amin'")) bound = TorchBound::Exact;

@@ -25,12 +25,17 @@ def fill_as_deterministic(tensors):
     indices, filled cluster by cluster) hold the same in both runs instead of each allocator's."""
     with torch.no_grad():
         for t in tensors:
-            if t.is_floating_point() or t.is_complex():
-                t.fill_(float("nan"))
-            elif t.dtype == torch.bool:
-                t.fill_(True)
-            else:
-                t.fill_(torch.iinfo(t.dtype).max)
+            if t.layout != torch.strided or t.is_quantized or t.numel() == 0:
+                continue  # sparse, quantized, empty: left as made (the recorder skips or keeps them as before)
+            try:
+                if t.is_floating_point() or t.is_complex():
+                    t.fill_(float("nan"))
+                elif t.dtype == torch.bool:
+                    t.fill_(True)
+                else:
+                    t.fill_(torch.iinfo(t.dtype).max)
+            except (RuntimeError, TypeError):
+                pass  # a dtype fill_ or iinfo does not take: its memory as it was, as without the recorder
 
 
 class _Mode(TorchFunctionMode):
