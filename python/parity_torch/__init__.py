@@ -37,8 +37,10 @@ class dump:
     abandons the dump: no manifest, so `parity compare` refuses the folder. So does the model
     running on a thread other than the block's (RuntimeError there, and at the block's end) and a
     failed write (DumpError, an OSError: "disk full writing DIR/FILE"; the partial file removed).
-    A call whose tensors are sparse (or complex32) runs as it would without the recorder and is not a
-    layer: such calls are named on stderr at the end and in the manifest's run.skipped.
+    A call on sparse tensors with a dense result (torch.spmm, torch.sparse.mm, `adj @ x`) is
+    recorded on their dense values; one with a sparse result (or on complex32 tensors) runs as it
+    would without the recorder and is not a layer: such calls are named on stderr at the end and in
+    the manifest's run.skipped.
     Files are created exclusively and never through a link.
     """
 

@@ -40,8 +40,9 @@ dump(out_dir, model, inputs=True, layers=None, calls=1, force=False, name=None, 
 The dump object may be entered once per batch: the manifest is written, last and atomically, when a
 block ends after the last selected call (or on .close()). An exception inside a block abandons the
 dump: no manifest, and parity refuses the folder; so does a failed write (DumpError: "disk full
-writing DIR/FILE") and the model run from another thread than the block's. Sparse (and complex32)
-calls run unrecorded and are named on stderr and in the manifest's run.skipped; complex tensors are
+writing DIR/FILE") and the model run from another thread than the block's. A call on sparse
+tensors with a dense result is recorded on their dense values; one with a sparse result (or on
+complex32 tensors) runs unrecorded and is named on stderr and in the manifest's run.skipped; complex tensors are
 recorded as their real views (torch.view_as_real). CUDA tensors are
 copied to the host after a device synchronisation; the manifest records the device name and the
 torch version.

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import time
 import types
+import weakref
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -55,6 +56,7 @@ class FunctionCalls:
         self.recorder = recorder
         self.mode = None
         self.skipped = {}
+        self.dense_of = {}  # id(sparse tensor) -> (its weakref, the dense tensor it holds the values of, that one's version)
 
     def enter(self):
         self.mode = _Mode(self)
@@ -110,6 +112,8 @@ class FunctionCalls:
         r.busy += 1
         try:
             sparse = calls.sparse(t for _, t in tensors)
+            if sparse and not in_place and torch_calls.runs_densely(name):
+                tensors, sparse = [(role, self.dense_form(t)) for role, t in tensors], False
             if not sparse:
                 if target is not None:
                     before = (target.detach().clone(), version_of(target))  # the input as it was, before the call changes it
@@ -141,7 +145,8 @@ class FunctionCalls:
             if not outputs or not all(storable(t) for t in outputs):
                 return result  # quantized (or complex32): not a layer
             if calls.sparse(outputs):
-                self.skip(func, name)
+                if not self.follow_sparse(name, tensors, outputs):
+                    self.skip(func, name)
                 return result
             # A factory (zeros, arange, rand) is a layer without inputs, so that what it makes has a
             # producer: an input without one is data the run was given, compared bit for bit.
@@ -180,6 +185,33 @@ class FunctionCalls:
         """A call's arguments as its view's chain writes them: after the tensor it applies to, held
         slice bounds as numbers (held_as_numbers)."""
         return tuple(args[:1]) + tuple(self.held_as_numbers(a) for a in args[1:])
+
+    def dense_form(self, t):
+        """A call's tensor as the dump holds it: a sparse one as its dense values (a sum, a product and
+        a copy of it compute the same on them), the very dense tensor it was made from where it
+        still holds them (`x.to_sparse()`: so its producer stays), else a new one no layer made."""
+        if t.layout == torch.strided:
+            return t
+        made = self.dense_of.get(id(t))
+        if made is not None and made[0]() is t and version_of(made[1]) == made[2]:
+            return made[1]
+        self.recorder.busy += 1
+        try:
+            return t.to_dense()
+        finally:
+            self.recorder.busy -= 1
+
+    def follow_sparse(self, name, tensors, outputs):
+        """A sparse copy of one dense tensor's values (`x.to_sparse()`, `.coalesce()`): not a layer,
+        but its dense form is that tensor, so a call that reads it densely keeps that producer."""
+        dense = [t for _, t in tensors]
+        if name not in torch_calls.SAME_VALUES or len(dense) != 1 or len(outputs) != 1:
+            return False
+        o, t = outputs[0], self.dense_form(dense[0])
+        if o.shape != t.shape or o.dtype != t.dtype:
+            return False
+        self.dense_of[id(o)] = (weakref.ref(o, lambda _, key=id(o): self.dense_of.pop(key, None)), t, version_of(t))
+        return True
 
     def unrecorded(self, func, name, args, kwargs):
         """Runs a call the dump cannot hold, as the model would without the recorder, and names it."""

@@ -6,17 +6,19 @@ import os
 
 def _table():
     """torch_calls.tsv beside this file: what parity knows of each torch call, read by compare too:
-    its flags, and its bound, by name."""
-    rows, bounds = {}, {}
+    its flags, its bound and whether the judge runs it again, by name."""
+    rows, bounds, rerun = {}, {}, set()
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_calls.tsv")) as f:
         for line in f:
             if line.strip() and not line.startswith("#"):
-                name, _aten, bound, _dtype, flags = line.rstrip("\n").split("\t")
+                name, aten, bound, _dtype, flags = line.rstrip("\n").split("\t")
                 rows[name], bounds[name] = set(flags.split(",")) - {"-"}, bound
-    return rows, bounds
+                if aten != "-":
+                    rerun.add(name)
+    return rows, bounds, rerun
 
 
-TORCH_CALLS, _BOUNDS = _table()
+TORCH_CALLS, _BOUNDS, _RERUN = _table()
 
 
 def _flagged(flag):
@@ -60,6 +62,14 @@ FIRST_OUTPUT = _flagged("first_output")
 # deterministic mode fills it (intercept.py), so that a part the model never writes, carried by the
 # calls that fill the rest, holds the same in both runs.
 ALLOCATES = _flagged("allocates")
+
+
+def runs_densely(name):
+    """Whether a call on sparse tensors is recorded on their dense forms (intercept.py): one the judge
+    runs again (torch.spmm as mm, `adj @ x`) or a copy (`.to_dense()`). A call whose result is
+    sparse is not a layer either way: nothing of it can be dumped."""
+    name = name[2:-2] if name.startswith("__") and name.endswith("__") else name
+    return name in _RERUN or name in SAME_VALUES
 
 
 # Operators by their dunder names: the function each computes, whichever operand comes first (those

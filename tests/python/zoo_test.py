@@ -766,6 +766,43 @@ class PlantedIndex(zoo.TorchFunctionMode):
         return result
 
 
+class GraphConvolution(torch.nn.Module):
+    """Kipf's GCN as pygcn writes it: a normalised adjacency, sparse, times the features, by
+    torch.spmm, torch.sparse.mm and @; made sparse inside forward (`to_sparse`) or given sparse."""
+
+    def __init__(self):
+        super().__init__()
+        self.w1, self.w2 = torch.nn.Linear(8, 16), torch.nn.Linear(16, 3)
+
+    def forward(self, x, adjacency, given):
+        a = adjacency.to(x.dtype).to_sparse()
+        h = torch.relu(torch.spmm(a, self.w1(x)))
+        h = torch.sparse.addmm(h, a, h, beta=0.5) + torch.sparse.mm(a, h)
+        return torch.log_softmax(a @ self.w2(h), -1) + torch.spmm(given, x).sum(1, keepdim=True)
+
+
+def normalised_adjacency(nodes=20, edges=60, seed=3):
+    g = torch.Generator().manual_seed(seed)
+    e = torch.randint(0, nodes, (2, edges), generator=g)
+    adj = torch.zeros(nodes, nodes).index_put_((e[0], e[1]), torch.ones(edges)) + torch.eye(nodes)
+    return adj / adj.sum(1, keepdim=True)
+
+
+class PlantedProduct(zoo.TorchFunctionMode):
+    """A product's kernel (`name`, its result `width` wide) with one element of its result off."""
+
+    def __init__(self, name, width):
+        super().__init__()
+        self.name, self.width = name, width
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if getattr(func, "__name__", "") == self.name and result.shape[-1] == self.width:
+            with torch._C.DisableTorchFunction():
+                result[7, 1] += 0.25
+        return result
+
+
 def bf16_autocast(below=None):
     """CPU bfloat16 autocast, entered with `below` (a mode under the recorder's) first."""
     stack = contextlib.ExitStack()
@@ -1080,6 +1117,29 @@ class Hazards(InTempFolder):
             self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
         self.assert_named(plain, self.dump("cdf-f64-bad", net, w, torch.float64, below=PlantedIndex()), "searchsorted")
         self.assert_named(wide, self.dump("cdf-f32-bad", net, w, below=PlantedIndex()), "searchsorted")
+
+    def test_a_graph_convolution_through_sparse_products(self):
+        # The products of a sparse adjacency were not recorded: their dense results reached the
+        # calls after them as data no layer produced, which a float64 run differs in (exit 1 on two
+        # correct runs, no side named, and a defect after them hidden). They are now recorded on the
+        # adjacency's dense values, whose producer a `to_sparse` keeps.
+        torch.manual_seed(0)
+        net, x = GraphConvolution().eval(), torch.randn(20, 8, generator=torch.Generator().manual_seed(1))
+        adjacency = normalised_adjacency()
+
+        def call(dtype):
+            return lambda m, v: m(v, adjacency, adjacency.to(dtype).to_sparse())
+        plain, wide = self.dump("gcn-f32", net, x, call=call(torch.float32)), self.dump("gcn-f64", net, x, torch.float64, call=call(torch.float64))
+        for a, b in ((plain, wide), (wide, plain)):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
+        with open(os.path.join(plain, "manifest.json")) as f:
+            ops = [l["op"] for l in json.load(f)["layers"]]
+        self.assertEqual(ops.count("torch.mm"), 2, ops)  # torch.spmm, as torch's function mode sees it
+        for op in ("torch._sparse_mm", "torch._sparse_addmm", "torch.Tensor.matmul"):
+            self.assertIn(op, ops)
+        self.assert_named(plain, self.dump("gcn-f64-bad", net, x, torch.float64, call=call(torch.float64), below=PlantedProduct("mm", 16)), "mm")
+        self.assert_named(plain, self.dump("gcn-f64-bad-w2", net, x, torch.float64, call=call(torch.float64), below=PlantedProduct("linear", 3)), "w2")
 
     def test_memory_a_resize_leaves_is_not_compared(self):
         # CrossMapLRN2d resizes empty tensors of its own (x.new().resize_as_(x)) and fills them with
