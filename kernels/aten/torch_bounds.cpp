@@ -18,7 +18,9 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   if (name == "addmm" || name == "baddbmm" || name == "addmv") return wide.at(1).size(-1);
   // addbmm(input, batch1, batch2): every batch's products summed into one matrix, and the input.
   if (name == "addbmm" && wide.at(1).dim() == 3) return wide[1].size(0) * wide[1].size(2) + 1;
-  if (name == "addr" || name == "cross") return 2;  // the input plus an outer product; a2 b3 - a3 b2
+  if (name == "addr" || name == "cross") return 2;
+  // A row of theta times (x, y[, z], 1), and each coordinate's own few roundings (affine_grid_sums).
+  if (name == "affine_grid") return 2 * (y.size(-1) + 1);  // the input plus an outer product; a2 b3 - a3 b2
   if (name == "bincount") return std::max<int64_t>(1, x.numel());  // every weight into one bin
   if (name == "embedding_bag" && wide.size() > 1) return std::max<int64_t>(1, wide[1].numel());  // every index in one bag
   // index_put with accumulate: self plus at most every value put (all at one index).
@@ -100,6 +102,21 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
     return k;
   }
   return std::max<int64_t>(1, x.numel() / std::max<int64_t>(1, y.numel()));
+}
+
+// Each output of affine_grid is a row of theta times (x, y[, z], 1), the base grid's coordinates
+// in [-1, 1], of both signs: the call on |theta| bounds nothing. A kernel makes the coordinates
+// with linspace in its own type, each off by a few roundings of 1 (the step's rounding, times the
+// steps from the nearer end), not of itself: S is the row's |theta| summed, as if every
+// coordinate were 1.
+at::Tensor affine_grid_sums(const std::vector<at::Tensor>& t, const at::Tensor& y) {
+  const at::Tensor& theta = t.at(0);
+  const int64_t spatial = y.dim() - 2;
+  if ((spatial != 2 && spatial != 3) || theta.dim() != 3 || theta.size(1) != spatial || theta.size(2) != spatial + 1 || y.size(-1) != spatial)
+    throw Error("affine_grid's theta and grid do not match");
+  std::vector<int64_t> row(size_t(y.dim()), 1);
+  row.front() = theta.size(0), row.back() = spatial;
+  return theta.abs().sum(-1).view(row).expand(y.sizes());
 }
 
 // layer_norm's S (normalisation_sums), its groups the last dimensions.

@@ -31,6 +31,8 @@ at::Tensor moment_sums(const std::string& name, const Args& args, const at::Tens
 int64_t recurrent_steps(const std::string& name, const Args& args, const at::Tensor& x);
 // cross(a, b, dim)'s S: the sizes of its two products.
 at::Tensor cross_sums(const Args& args, const std::vector<at::Tensor>& t);
+// affine_grid(theta, size)'s S: each row of |theta| summed, the base grid's coordinates taken as 1.
+at::Tensor affine_grid_sums(const std::vector<at::Tensor>& t, const at::Tensor& y);
 // S of a call whose terms are all of one sign (distances, l1/mse/smooth-l1/huber losses).
 at::Tensor positive_sums(const std::string& name, const Args& args, const std::vector<at::Tensor>& t, const at::Tensor& y, int64_t& K);
 // S of the margin and ranking losses, reduced as the call reduces (`reduction`).

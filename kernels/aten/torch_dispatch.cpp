@@ -331,6 +331,8 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
           const Args sizes = magnitude_args(args);
           if (name == "cross") {
             S = cross_sums(args, wide);
+          } else if (name == "affine_grid") {
+            S = affine_grid_sums(wide, y);
           } else if ((name == "upsample_bicubic2d" || name == "_upsample_bicubic2d_aa") && wide.at(0).dim() == 4) {
             // Cubic convolution's weights (A = -0.75; -0.5 antialiased) take both signs: the call on
             // |x| bounds nothing. Each output mixes inputs of its plane with sum |w| <= 1.375 along

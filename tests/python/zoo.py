@@ -942,6 +942,35 @@ def raw_image():
     return RawImage().eval(), image, None, [("", "upsample_bilinear2d", "upsample_bilinear2d"), ("", "grid_sampler", "grid_sampler")]
 
 
+class SpatialTransformer(torch.nn.Module):
+    """PyTorch's spatial transformer tutorial (MNIST-sized): a small network regresses an affine
+    theta, F.affine_grid makes a sampling grid of it (the base grid's coordinates of both signs),
+    F.grid_sample warps the image, and a classifier reads the warped image."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.localization = nn.Sequential(nn.Conv2d(1, 8, 7), nn.MaxPool2d(2, 2), nn.ReLU(True), nn.Conv2d(8, 10, 5), nn.MaxPool2d(2, 2), nn.ReLU(True))
+        self.fc_loc = nn.Sequential(nn.Linear(90, 32), nn.ReLU(True), nn.Linear(32, 6))
+        with torch.no_grad():
+            self.fc_loc[2].weight.normal_(0, 0.05)
+            self.fc_loc[2].bias.copy_(torch.tensor([1.0, 0, 0, 0, 1, 0]))
+        self.conv, self.fc = nn.Conv2d(1, 10, 5), nn.Linear(1440, 10)
+
+    def forward(self, x):
+        f = torch.nn.functional
+        theta = self.fc_loc(self.localization(x).flatten(1)).view(-1, 2, 3)
+        grid = f.affine_grid(theta, x.size(), align_corners=False)
+        warped = f.grid_sample(x, grid, align_corners=False)
+        return f.log_softmax(self.fc(f.relu(f.max_pool2d(self.conv(warped), 2)).flatten(1)), 1)
+
+
+def spatial_transformer():
+    torch.manual_seed(0)
+    return SpatialTransformer().eval(), torch.rand(4, 1, 28, 28, generator=torch.Generator().manual_seed(1)), None, [
+        ("", "affine_grid", "affine_grid"), ("fc_loc", None, "fc_loc.0")]
+
+
 class PoolIndices(torch.nn.Module):
     """SegNet's decoder (a max pool's indices into a max unpool), an LP pool, each as its torch.nn
     module calls it, a functional max pool with its indices and no stride (None, the kernel's size),
@@ -978,7 +1007,7 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "stacks_and_products": stacks_and_products, "transformers_masks": transformers_masks, "complex_rotary": complex_rotary, "moe_router": moe_router, "selections_and_losses": selections_and_losses, "resize": resize, "kv_cache": kv_cache, "constants": constants,
           "lrn": lrn, "offset_norm": offset_norm,
           "flat_resize": flat_resize, "antialias": antialias, "point_cloud": point_cloud,
-          "pool_indices": pool_indices, "raw_image": raw_image}
+          "pool_indices": pool_indices, "raw_image": raw_image, "spatial_transformer": spatial_transformer}
 
 # The run a model's defects are planted in where it is not the first of bf16, bf16-autocast and
 # float64 that PyTorch runs here: point_cloud's distances in bfloat16 cancel to noise at coordinates
