@@ -39,6 +39,11 @@ def fill_as_deterministic(tensors):
                 pass  # a dtype fill_ or iinfo does not take: its memory as it was, as without the recorder
 
 
+# The most elements a sparse tensor's dense form may hold (256 MiB of float32): a graph's adjacency
+# beyond it (a million nodes' is 10^12) stays unrecorded, as it ran, rather than filling memory.
+DENSE_FORM_LIMIT = 1 << 26
+
+
 class _Mode(TorchFunctionMode):
     def __init__(self, functions):
         super().__init__()
@@ -112,7 +117,7 @@ class FunctionCalls:
         r.busy += 1
         try:
             sparse = calls.sparse(t for _, t in tensors)
-            if sparse and not in_place and torch_calls.runs_densely(name):
+            if sparse and not in_place and torch_calls.runs_densely(name) and all(t.numel() <= DENSE_FORM_LIMIT for _, t in tensors):
                 tensors, sparse = [(role, self.dense_form(t)) for role, t in tensors], False
             if not sparse:
                 if target is not None:

@@ -257,6 +257,9 @@ class Hostile(unittest.TestCase):
             def forward(self, x):
                 s = torch.eye(8).to_sparse() * 2.0  # a sparse result: not recorded
                 y = torch.sparse.mm(s, self.proj(x).t()).t()  # recorded on s's dense values
+                # a dense form of 4e8 elements (1.6 GB), beyond intercept.DENSE_FORM_LIMIT: not recorded
+                huge = torch.sparse_coo_tensor(torch.tensor([[0, 19999], [3, 7]]), torch.ones(2), (20000, 20000))
+                y = y + torch.sparse.mm(huge, torch.ones(20000, 8))[:2]
                 c = torch.fft.fft(y)  # complex64
                 return torch.relu(torch.abs(c) + y)
 
@@ -273,7 +276,8 @@ class Hostile(unittest.TestCase):
         self.assertTrue(torch.equal(got, want))
         self.assertRegex(err, r"parity_torch: .*: skipped \d+ calls with sparse/complex32 tensors: torch.Tensor.mul")
         m = manifest(path)
-        self.assertNotIn("sparse_mm", m["run"]["skipped"])
+        self.assertIn("torch._sparse_mm (layer", m["run"]["skipped"])  # the huge one's, alone
+        self.assertNotIn("torch._sparse_mm x2", m["run"]["skipped"])
         self.assertIn("torch._sparse_mm", [l["op"] for l in m["layers"]])
         self.assertNotIn("fft", m["run"]["skipped"])  # complex64: recorded as its real view
         dtypes = {t["dtype"] for l in m["layers"] for t in l["inputs"] + l["outputs"]}
