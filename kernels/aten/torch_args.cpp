@@ -430,8 +430,8 @@ std::vector<at::Tensor> run_op(const std::string& op, const std::string& name, c
       handle->callBoxed(&*stack);
       std::vector<at::Tensor> out;
       for (const c10::IValue& v : *stack) {
-        if (v.isTensor()) {
-          out.push_back(v.toTensor());
+        if (v.isTensor()) {  // a sparse result (sparse_coo_tensor) as the recorder writes it: dense
+          out.push_back(v.toTensor().layout() == at::kStrided ? v.toTensor() : v.toTensor().to_dense());
         } else if (v.isTensorList()) {
           for (const at::Tensor& t : v.toTensorVector()) out.push_back(t);
         } else {

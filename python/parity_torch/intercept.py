@@ -44,6 +44,27 @@ def fill_as_deterministic(tensors):
 DENSE_FORM_LIMIT = 1 << 26
 
 
+def densifiable(t):
+    """Whether a call's tensor can be recorded as its dense form: a dense one; a sparse one within
+    DENSE_FORM_LIMIT, without repeated indices (a kernel adds each of those as a term of its own,
+    more than the dense call's bound allows for)."""
+    if t.layout == torch.strided:
+        return True
+    if t.numel() > DENSE_FORM_LIMIT:
+        return False
+    return t.layout != torch.sparse_coo or t.is_coalesced() or t._nnz() == t.coalesce()._nnz()
+
+
+def swapped(value, forms):
+    """`value` (an argument) with each tensor whose id is in `forms` replaced by its form, in lists
+    and tuples too."""
+    if torch.is_tensor(value):
+        return forms.get(id(value), value)
+    if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
+        return type(value)(swapped(v, forms) for v in value)
+    return value
+
+
 class _Mode(TorchFunctionMode):
     def __init__(self, functions):
         super().__init__()
@@ -109,6 +130,7 @@ class FunctionCalls:
             with self.mode:  # the mode is off while it handles a call: on again for the calls inside
                 return calls.opened(func)(*args, **kwargs)
         ops.set_written_float(r.cast)
+        call_args, call_kwargs = args, kwargs  # what the model passed; args and kwargs as recorded
         tensors, others = calls.arguments(args, kwargs)
         others = [(k, self.held_as_numbers(v)) for k, v in others]
         in_place = calls.in_place(func, name, args, kwargs)
@@ -117,8 +139,11 @@ class FunctionCalls:
         r.busy += 1
         try:
             sparse = calls.sparse(t for _, t in tensors)
-            if sparse and not in_place and torch_calls.runs_densely(name) and all(t.numel() <= DENSE_FORM_LIMIT for _, t in tensors):
-                tensors, sparse = [(role, self.dense_form(t)) for role, t in tensors], False
+            if sparse and not in_place and torch_calls.runs_densely(name) and all(densifiable(t) for _, t in tensors):
+                # recorded as the same call on the dense forms; the model's own call runs on its own tensors
+                forms = {id(t): self.dense_form(t) for _, t in tensors if t.layout != torch.strided}
+                tensors, sparse = [(role, forms.get(id(t), t)) for role, t in tensors], False
+                args, kwargs = swapped(args, forms), {k: swapped(v, forms) for k, v in kwargs.items()}
             if not sparse:
                 if target is not None:
                     before = (target.detach().clone(), version_of(target))  # the input as it was, before the call changes it
@@ -136,7 +161,7 @@ class FunctionCalls:
         r.busy += 1
         try:
             with watch or contextlib.nullcontext():
-                result = func(*args, **kwargs)
+                result = func(*call_args, **call_kwargs)
             if name in torch_calls.ALLOCATES:
                 fill_as_deterministic(calls.tensors_in(result))
         finally:
@@ -150,7 +175,7 @@ class FunctionCalls:
             if not outputs or not all(storable(t) for t in outputs):
                 return result  # quantized (or complex32): not a layer
             if calls.sparse(outputs):
-                if not self.follow_sparse(name, tensors, outputs):
+                if not self.follow_sparse(name, tensors, outputs) and not self.record_sparse(func, name, args, kwargs, tensors, others, outputs, elapsed):
                     self.skip(func, name)
                 return result
             # A factory (zeros, arange, rand) is a layer without inputs, so that what it makes has a
@@ -208,15 +233,38 @@ class FunctionCalls:
 
     def follow_sparse(self, name, tensors, outputs):
         """A sparse copy of one dense tensor's values (`x.to_sparse()`, `.coalesce()`): not a layer,
-        but its dense form is that tensor, so a call that reads it densely keeps that producer."""
+        but its dense form is a copy of that tensor as it is now (the model may change the tensor
+        in place after), which keeps its producer, so a call that reads it densely does too."""
         dense = [t for _, t in tensors]
-        if name not in torch_calls.SAME_VALUES or len(dense) != 1 or len(outputs) != 1:
+        if name not in torch_calls.SAME_VALUES or len(dense) != 1 or len(outputs) != 1 or not densifiable(dense[0]):
             return False
         o, t = outputs[0], self.dense_form(dense[0])
         if o.shape != t.shape or o.dtype != t.dtype:
             return False
-        self.dense_of[id(o)] = (weakref.ref(o, lambda _, key=id(o): self.dense_of.pop(key, None)), t, version_of(t))
+        if self.recorder.sources.source(t) is not None:
+            kept = t.detach().clone()
+            if self.recorder.sources.pass_through("clone", [("in0", t)], [kept], call_text(name, (t,), {})):
+                t = kept
+        self.stands_for(o, t)
         return True
+
+    def record_sparse(self, func, name, args, kwargs, tensors, others, outputs, elapsed):
+        """A sparse result of a call the judge runs again (a `sparse_coo_tensor` of computed edge
+        weights, `torch.sparse.mm` of two sparse tensors): a layer whose output is the result's
+        dense form, which then stands for it, so the calls that read it keep it as their producer."""
+        if not torch_calls.runs_densely(name) or name in torch_calls.SAME_VALUES or len(outputs) != 1:
+            return False
+        if not all(densifiable(t) for _, t in tensors) or not densifiable(outputs[0]):
+            return False  # a repeated index is a sum the dense form does not show
+        dense = outputs[0].to_dense()
+        self.record_function(func, name, args, kwargs, tensors, others, [dense], None, None, elapsed)
+        self.stands_for(outputs[0], dense)
+        return True
+
+    def stands_for(self, sparse, dense):
+        """From now on `dense` is `sparse`'s dense form (while neither changes)."""
+        key = id(sparse)
+        self.dense_of[key] = (weakref.ref(sparse, lambda _: self.dense_of.pop(key, None)), dense, version_of(dense))
 
     def unrecorded(self, func, name, args, kwargs):
         """Runs a call the dump cannot hold, as the model would without the recorder, and names it."""

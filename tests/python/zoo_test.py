@@ -768,16 +768,25 @@ class PlantedIndex(zoo.TorchFunctionMode):
 
 class GraphConvolution(torch.nn.Module):
     """Kipf's GCN as pygcn writes it: a normalised adjacency, sparse, times the features, by
-    torch.spmm, torch.sparse.mm and @; made sparse inside forward (`to_sparse`) or given sparse."""
+    torch.spmm, torch.sparse.mm, torch.sparse.addmm and @, made sparse inside forward (`to_sparse`,
+    the dense adjacency changed in place after) or given sparse; and GAT's pattern: edge weights
+    computed, made a sparse matrix by sparse_coo_tensor, and a dense tensor plus a sparse one."""
 
-    def __init__(self):
+    def __init__(self, nodes=20):
         super().__init__()
         self.w1, self.w2 = torch.nn.Linear(8, 16), torch.nn.Linear(16, 3)
+        self.nodes = nodes
+        self.register_buffer("edges", torch.stack([torch.arange(nodes), torch.arange(nodes).roll(3)]))
 
     def forward(self, x, adjacency, given):
-        a = adjacency.to(x.dtype).to_sparse()
+        dense = adjacency.to(x.dtype) * 1.0
+        a = dense.to_sparse()
+        dense.mul_(2.0)  # a is what dense was
         h = torch.relu(torch.spmm(a, self.w1(x)))
         h = torch.sparse.addmm(h, a, h, beta=0.5) + torch.sparse.mm(a, h)
+        weights = torch.sigmoid((h[self.edges[0]] * h[self.edges[1]]).sum(-1))
+        attention = torch.sparse_coo_tensor(self.edges, weights, (self.nodes, self.nodes))
+        h = torch.sparse.mm(attention, h) + (h * 0.5).to_sparse()
         return torch.log_softmax(a @ self.w2(h), -1) + torch.spmm(given, x).sum(1, keepdim=True)
 
 
@@ -789,17 +798,17 @@ def normalised_adjacency(nodes=20, edges=60, seed=3):
 
 
 class PlantedProduct(zoo.TorchFunctionMode):
-    """A product's kernel (`name`, its result `width` wide) with one element of its result off."""
+    """A kernel (`name`, its result `width` wide) with one element of its result, `at`, off."""
 
-    def __init__(self, name, width):
+    def __init__(self, name, width, at=(7, 1)):
         super().__init__()
-        self.name, self.width = name, width
+        self.name, self.width, self.at = name, width, at
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
-        if getattr(func, "__name__", "") == self.name and result.shape[-1] == self.width:
+        if getattr(func, "__name__", "") == self.name and result.shape[-1] == self.width and result.dim() == len(self.at):
             with torch._C.DisableTorchFunction():
-                result[7, 1] += 0.25
+                result[self.at] += 0.25
         return result
 
 
@@ -1122,7 +1131,8 @@ class Hazards(InTempFolder):
         # The products of a sparse adjacency were not recorded: their dense results reached the
         # calls after them as data no layer produced, which a float64 run differs in (exit 1 on two
         # correct runs, no side named, and a defect after them hidden). They are now recorded on the
-        # adjacency's dense values, whose producer a `to_sparse` keeps.
+        # adjacency's dense values, whose producer a `to_sparse` keeps, and a sparse_coo_tensor of
+        # computed weights is a layer whose output is its dense form.
         torch.manual_seed(0)
         net, x = GraphConvolution().eval(), torch.randn(20, 8, generator=torch.Generator().manual_seed(1))
         adjacency = normalised_adjacency()
@@ -1136,10 +1146,11 @@ class Hazards(InTempFolder):
         with open(os.path.join(plain, "manifest.json")) as f:
             ops = [l["op"] for l in json.load(f)["layers"]]
         self.assertEqual(ops.count("torch.mm"), 2, ops)  # torch.spmm, as torch's function mode sees it
-        for op in ("torch._sparse_mm", "torch._sparse_addmm", "torch.Tensor.matmul"):
+        for op in ("torch._sparse_mm", "torch._sparse_addmm", "torch.Tensor.matmul", "torch.sparse_coo_tensor"):
             self.assertIn(op, ops)
         self.assert_named(plain, self.dump("gcn-f64-bad", net, x, torch.float64, call=call(torch.float64), below=PlantedProduct("mm", 16)), "mm")
         self.assert_named(plain, self.dump("gcn-f64-bad-w2", net, x, torch.float64, call=call(torch.float64), below=PlantedProduct("linear", 3)), "w2")
+        self.assert_named(plain, self.dump("gcn-f64-bad-weight", net, x, torch.float64, call=call(torch.float64), below=PlantedProduct("sigmoid", 20, (5,))), "sigmoid")
 
     def test_memory_a_resize_leaves_is_not_compared(self):
         # CrossMapLRN2d resizes empty tensors of its own (x.new().resize_as_(x)) and fills them with
