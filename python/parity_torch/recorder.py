@@ -26,6 +26,7 @@ through writer.DumpFolder) and manifest.py.
 import re
 import sys
 import threading
+import types
 
 import torch
 
@@ -37,6 +38,23 @@ from .module_hooks import ModuleHooks
 from .naming import Names
 from .provenance import Provenance
 from .writer import DumpFolder
+
+
+def scripted_functions(model):
+    """TorchScript functions (`@torch.jit.script def bias_gelu`) that the forwards of the model's
+    modules name, directly or as a module's attribute: no hook or mode sees inside their calls."""
+    found = []
+    for cls in dict.fromkeys(type(m) for m in model.modules()):
+        code = getattr(getattr(cls, "forward", None), "__code__", None)
+        if code is None:
+            continue
+        names = cls.forward.__globals__
+        for name in code.co_names:
+            held = [names.get(name)] + [getattr(v, name, None) for v in names.values() if isinstance(v, types.ModuleType)
+                                        and v.__name__.split(".")[0] not in ("torch", "builtins")]
+            if any(isinstance(v, torch.jit.ScriptFunction) for v in held) and name not in found:
+                found.append(name)
+    return found
 
 
 class Recorder:
@@ -111,12 +129,14 @@ class Recorder:
                   "at padded positions (src_key_padding_mask), which the fast path leaves 0", file=sys.stderr)
         scripted = [n for n, m in self.model.named_modules() if n and isinstance(m, torch.jit.ScriptModule)
                     and not any(n.startswith(o + ".") for o, p in self.model.named_modules() if o and isinstance(p, torch.jit.ScriptModule))]
+        scripted += [f"{f} (a function)" for f in scripted_functions(self.model)]
         if scripted:
             shown = ", ".join(scripted[:3]) + (f" and {len(scripted) - 3} more" if len(scripted) > 3 else "")
             print(f"parity_torch: {self.folder.path}: {shown}: TorchScript (torch.jit.script or trace), whose calls run without "
                   "Python: nothing inside is recorded, and what it returns reaches the next layer as data no layer produced "
                   "(against a run in another precision: \"input ... differs and no layer produced it\"); dump the nn.Module "
-                  "it was made from", file=sys.stderr)
+                  "it was made from, or set PYTORCH_JIT=0 in the environment before the model's code is imported (TorchScript "
+                  "then runs as Python)", file=sys.stderr)
 
     def past_selection(self):
         """Whether the model's calls went past the selected ones: their post-processing is over."""

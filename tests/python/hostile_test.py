@@ -406,8 +406,40 @@ class Hostile(unittest.TestCase):
             with torch.no_grad(), parity_torch.dump(path, model):
                 model(torch.randn(2, 4))
         err, _ = stderr_of(run)
-        self.assertRegex(err, r"parity_torch: .*: b: TorchScript .*nothing inside is recorded")
+        self.assertRegex(err, r"parity_torch: .*: b: TorchScript .*nothing inside is recorded.*PYTORCH_JIT=0")
 
+    # 10c. So does a TorchScript function the model's forward calls (a fused bias and GELU).
+    def test_a_scripted_function_is_named_on_stderr(self):
+        model, path = WithScriptedFunction().eval(), self.path("fused")
+
+        def run():
+            with torch.no_grad(), parity_torch.dump(path, model):
+                model(torch.randn(2, 4))
+        err, _ = stderr_of(run)
+        self.assertRegex(err, r"parity_torch: .*: bias_gelu \(a function\): TorchScript .*nothing inside is recorded")
+        plain, _ = stderr_of(lambda: self.run_plain(path + "-plain"))
+        self.assertNotIn("TorchScript", plain)
+
+    def run_plain(self, path):
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4)).eval()
+        with torch.no_grad(), parity_torch.dump(path, model):
+            model(torch.randn(2, 4))
+
+
+
+@torch.jit.script
+def bias_gelu(bias, y):
+    x = bias + y
+    return x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+
+
+class WithScriptedFunction(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(4, 4, bias=False), torch.nn.Parameter(torch.zeros(4))
+
+    def forward(self, x):
+        return bias_gelu(self.b, self.a(x))
 
 
 class Inverted(torch.nn.Module):
