@@ -12,6 +12,8 @@
 
 namespace parity {
 
+size_t sampled_input(const std::string& name) { return name == "deform_conv2d" ? 2 : 1; }
+
 int64_t sum_terms(const std::string& name, const Args& args, const std::vector<at::Tensor>& wide, const at::Tensor& y) {
   const at::Tensor& x = wide.at(0);
   if (name == "linear" || name == "matmul" || name == "mm" || name == "bmm") return x.size(-1);
@@ -72,7 +74,14 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
     return (name == "_upsample_bicubic2d_aa" ? 36 : 9) * std::max<int64_t>(1, per_output) + 4;
   }
   if (name.rfind("upsample_", 0) == 0) return int64_t(1) << spatial;
-  if (name == "roi_align" && x.dim() == 4) {  // (input, rois, spatial_scale, pooled_h, pooled_w, sampling_ratio, aligned)
+  // A deformable convolution (input, weight, offset, mask, bias, ...): each tap of the weight a
+  // bilinear mix of 4 inputs at its offset place, and the bias.
+  if (name == "deform_conv2d" && wide.size() > 1 && wide[1].dim() == 4) return 4 * (wide[1].numel() / std::max<int64_t>(1, wide[1].size(0))) + 1;
+  // ps_roi_pool averages a bin of the map, which a box larger than the map makes the whole map.
+  if (name == "ps_roi_pool" && x.dim() == 4) return x.size(2) * x.size(3);
+  // (input, rois, spatial_scale, pooled_h, pooled_w, sampling_ratio[, aligned]): ps_roi_align's
+  // bins sample as roi_align's do, each from its own channel.
+  if ((name == "roi_align" || name == "ps_roi_align") && x.dim() == 4) {
     const std::string ph = text_arg(args, 3, "pooled_height"), pw = text_arg(args, 4, "pooled_width");
     const std::string ratio = text_arg(args, 5, "sampling_ratio");
     if (!integral_text(ph) || !integral_text(pw) || !integral_text(ratio)) throw Error("roi_align's sizes are not recorded");

@@ -13,6 +13,10 @@
 
 namespace parity {
 
+// The input that says where a call with the `samples` flag samples: deform_conv2d's offsets
+// (input 2), else input 1 (roi_align's boxes, grid_sample's grid).
+size_t sampled_input(const std::string& name);
+
 // How many terms an output element of a Sum-bound call adds: from the call's own arguments where
 // they say (a matrix product's inner size, a pool's window, an interpolation's corners), else the
 // input's elements per output element (sum, mean). `wide`: the call's tensors in float64.

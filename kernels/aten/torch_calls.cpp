@@ -460,7 +460,7 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     // that wrote it; nudged, a label compared with 1 moves the result by anything (and passed a
     // wrong hinge loss).
     if (whole_numbers(in[k])) continue;
-    const double units = samples && k == 1 ? 8 : 1;
+    const double units = samples && k == sampled_input(torch_call_name(op)) ? 8 : 1;
     // Input k one unit up, and where that leaves the function's domain (erfinv at the largest
     // float below 1: 1 gives inf), one unit down.
     const auto moved = [&](double toward) {
@@ -520,7 +520,7 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     return moved_by[0];
   };
   const bool first_floating = !base.outputs.empty() && is_floating(base.outputs[0].dtype());
-  if (samples && torch_call_name(op) == "roi_align" && first_floating) {
+  if (samples && (torch_call_name(op) == "roi_align" || torch_call_name(op) == "ps_roi_align") && first_floating) {
     const at::Tensor each = sample_rounding_allowance(line, in);
     if (each.defined() && each.sizes() == to_aten(base.outputs[0]).sizes()) sampling() = sampling() + each / 2;  // doubled below
   }

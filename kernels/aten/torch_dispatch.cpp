@@ -327,7 +327,7 @@ TorchCallResult dispatch_torch_call(const std::string& op, const std::string& li
         if (bound == TorchBound::Sum) {
           std::vector<at::Tensor> magnitudes;
           for (const at::Tensor& t : wide) magnitudes.push_back(t.is_floating_point() ? t.abs() : t);
-          if (known->samples) magnitudes.at(1) = wide.at(1);  // where to sample stays: only the values' signs go
+          if (known->samples) magnitudes.at(sampled_input(name)) = wide.at(sampled_input(name));  // where to sample stays: only the values' signs go
           const Args sizes = magnitude_args(args);
           if (name == "cross") {
             S = cross_sums(args, wide);

@@ -971,6 +971,33 @@ def spatial_transformer():
         ("", "affine_grid", "affine_grid"), ("fc_loc", None, "fc_loc.0")]
 
 
+class DetectionOps(torch.nn.Module):
+    """torchvision's ops a detector's head calls beyond roi_align: a deformable convolution
+    (DCN's offsets from a conv), RoIPool (Fast R-CNN's), and R-FCN's position-sensitive
+    PSRoIAlign and PSRoIPool, on boxes computed from the features (no whole numbers)."""
+
+    def __init__(self):
+        super().__init__()
+        ops = torchvision.ops
+        self.conv, self.offsets = torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.Conv2d(32, 18, 3, padding=1)
+        self.dcn = ops.DeformConv2d(32, 32, 3, padding=1)
+        self.rp, self.psr, self.psp = ops.RoIPool((3, 3), 0.5), ops.PSRoIAlign((2, 2), 0.5, 2), ops.PSRoIPool((4, 4), 0.5)
+
+    def forward(self, x):
+        y = self.conv(x * 100)
+        z = self.dcn(y, self.offsets(y) * 0.037)
+        base = torch.tensor([[0, 1.0, 1.0, 20.0, 18.0], [0, 3.0, 2.0, 12.0, 30.0], [0, 0.3, 7.1, 60.0, 61.7]], dtype=x.dtype, device=x.device)
+        shift = torch.sigmoid(y[0, :4, 5, 5]).expand(3, 4) * 3.3
+        boxes = torch.cat([base[:, :1], base[:, 1:] + shift], 1)
+        return z.mean((2, 3)).sum() + self.rp(z, boxes).sum() + self.psr(z, boxes).sum() + self.psp(z, boxes).sum()
+
+
+def detection_ops():
+    torch.manual_seed(0)
+    return DetectionOps().eval(), _seeded((1, 3, 32, 32)), None, [
+        ("dcn", "deform_conv2d", "dcn"), ("rp", "roi_pool", "rp"), ("psr", "ps_roi_align", "psr"), ("psp", "ps_roi_pool", "psp")]
+
+
 class PoolIndices(torch.nn.Module):
     """SegNet's decoder (a max pool's indices into a max unpool), an LP pool, each as its torch.nn
     module calls it, a functional max pool with its indices and no stride (None, the kernel's size),
@@ -1007,7 +1034,7 @@ MODELS = {"convnext": convnext, "swin": swin, "vit": vit, "mobilenet_v3": mobile
           "stacks_and_products": stacks_and_products, "transformers_masks": transformers_masks, "complex_rotary": complex_rotary, "moe_router": moe_router, "selections_and_losses": selections_and_losses, "resize": resize, "kv_cache": kv_cache, "constants": constants,
           "lrn": lrn, "offset_norm": offset_norm,
           "flat_resize": flat_resize, "antialias": antialias, "point_cloud": point_cloud,
-          "pool_indices": pool_indices, "raw_image": raw_image, "spatial_transformer": spatial_transformer}
+          "pool_indices": pool_indices, "raw_image": raw_image, "spatial_transformer": spatial_transformer, "detection_ops": detection_ops}
 
 # The run a model's defects are planted in where it is not the first of bf16, bf16-autocast and
 # float64 that PyTorch runs here: point_cloud's distances in bfloat16 cancel to noise at coordinates
