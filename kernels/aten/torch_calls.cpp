@@ -460,7 +460,11 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
     // that wrote it; nudged, a label compared with 1 moves the result by anything (and passed a
     // wrong hinge loss).
     if (whole_numbers(in[k])) continue;
-    const double units = samples && k == sampled_input(torch_call_name(op)) ? 8 : 1;
+    const bool sampled = samples && k == sampled_input(torch_call_name(op));
+    const double units = sampled ? 8 : 1;
+    // roi_pool rounds where its bins start and end: a box the run held on one side of a bin's edge
+    // may be written, or computed, on the other, and the nudge that shows it may be either way.
+    const bool both_ways = steps || (sampled && call->bound == TorchBound::Exact);
     // Input k one unit up, and where that leaves the function's domain (erfinv at the largest
     // float below 1: 1 gives inf), one unit down.
     const auto moved = [&](double toward) {
@@ -501,11 +505,11 @@ std::vector<parity::Tensor> parity::aten_torch_call_rounding(
       }
       at::Tensor d = (to_aten(up.outputs[j]).to(at::kDouble) - was).abs();
       const at::Tensor lost = ~d.isfinite() & was.isfinite();
-      if (lost.any().item<bool>() || steps) {
+      if (lost.any().item<bool>() || both_ways) {
         if (!down) down = moved(-INFINITY);
         if (j < down->outputs.size() && down->outputs[j].shape() == base.outputs[j].shape()) {
           const at::Tensor below = (to_aten(down->outputs[j]).to(at::kDouble) - was).abs();
-          d = at::where(lost, below, steps ? at::maximum(d, below) : d);
+          d = at::where(lost, below, both_ways ? at::maximum(d, below) : d);
         }
       }
       d = d * units;

@@ -806,10 +806,22 @@ class PlantedProduct(zoo.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
-        if getattr(func, "__name__", "") == self.name and result.shape[-1] == self.width and result.dim() == len(self.at):
+        first = result[0] if isinstance(result, tuple) else result  # roi_pool: (output, argmax)
+        if getattr(func, "__name__", "") == self.name and first.shape[-1] == self.width and first.dim() == len(self.at):
             with torch._C.DisableTorchFunction():
-                result[self.at] += 0.25
+                first[self.at] += 0.25
         return result
+
+
+class PooledBoxes(torch.nn.Module):
+    """RoIPool over features, its boxes given: where a bin starts and ends is rounded."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.pool = torch.nn.Conv2d(3, 4, 3, padding=1), zoo.torchvision.ops.RoIPool((2, 2), 0.5)
+
+    def forward(self, x, boxes):
+        return self.pool(self.conv(x), boxes)
 
 
 def bf16_autocast(below=None):
@@ -1151,6 +1163,23 @@ class Hazards(InTempFolder):
         self.assert_named(plain, self.dump("gcn-f64-bad", net, x, torch.float64, call=call(torch.float64), below=PlantedProduct("mm", 16)), "mm")
         self.assert_named(plain, self.dump("gcn-f64-bad-w2", net, x, torch.float64, call=call(torch.float64), below=PlantedProduct("linear", 3)), "w2")
         self.assert_named(plain, self.dump("gcn-f64-bad-weight", net, x, torch.float64, call=call(torch.float64), below=PlantedProduct("sigmoid", 20, (5,))), "sigmoid")
+
+    def test_a_box_edge_on_a_bin_edge_moves_the_bin_either_way(self):
+        # A float64 box at 2.9999999999 is written as 3.0, where RoIPool's bin starts one pixel
+        # over (round(1.5) against round(1.4999999999)): the judge, run again on the written box,
+        # named the correct float64 side (23 of 48 elements), before the boxes were nudged down
+        # as well as up. A wrong element is still named.
+        torch.manual_seed(0)
+        net, x = PooledBoxes().eval(), torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(1))
+        boxes = torch.tensor([[0, 2.9999999999, 1.3, 12.7, 9.1], [0, 4.7, 3.0000000001, 8.9, 14.2], [0, 1.37, 2.71, 9.3, 11.1]],
+                             dtype=torch.float64)
+        plain = self.dump("roi-f32", net, x, call=lambda m, v: m(v, boxes.float()))
+        wide = self.dump("roi-f64", net, x, torch.float64, call=lambda m, v: m(v, boxes))
+        for a, b in ((plain, wide), (wide, plain)):
+            code, out, report = compare(a, b)
+            self.assertEqual((code, report["failed"], report["unchecked"], report["structural"]), (0, 0, 0, 0), out[-3000:])
+        bad = self.dump("roi-f64-bad", net, x, torch.float64, call=lambda m, v: m(v, boxes), below=PlantedProduct("roi_pool", 2, (2, 3, 0, 1)))
+        self.assert_named(plain, bad, "pool")
 
     def test_memory_a_resize_leaves_is_not_compared(self):
         # CrossMapLRN2d resizes empty tensors of its own (x.new().resize_as_(x)) and fills them with
