@@ -20,9 +20,9 @@ int64_t sum_terms(const std::string& name, const Args& args, const std::vector<a
   if (name == "addmm" || name == "baddbmm" || name == "addmv") return wide.at(1).size(-1);
   // addbmm(input, batch1, batch2): every batch's products summed into one matrix, and the input.
   if (name == "addbmm" && wide.at(1).dim() == 3) return wide[1].size(0) * wide[1].size(2) + 1;
-  if (name == "addr" || name == "cross") return 2;
+  if (name == "addr" || name == "cross") return 2;  // the input plus an outer product; a2 b3 - a3 b2
   // A row of theta times (x, y[, z], 1), and each coordinate's own few roundings (affine_grid_sums).
-  if (name == "affine_grid") return 2 * (y.size(-1) + 1);  // the input plus an outer product; a2 b3 - a3 b2
+  if (name == "affine_grid") return 2 * (y.size(-1) + 1);
   if (name == "bincount") return std::max<int64_t>(1, x.numel());  // every weight into one bin
   if (name == "embedding_bag" && wide.size() > 1) return std::max<int64_t>(1, wide[1].numel());  // every index in one bag
   // index_put with accumulate: self plus at most every value put (all at one index).
