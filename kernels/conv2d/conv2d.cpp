@@ -58,10 +58,19 @@ OpFn conv2d_op(decltype(&conv2d_ref) fn) {
 
 namespace {
 
+// Whether float16 would move input v by up to 2^-25 whatever its size: below its normals (2^-14)
+// and off its 2^-24 grid.
+inline bool rounds_on_half_grid(double v) {
+  const double grid = v * 0x1p24;
+  return std::fabs(v) < 0x1p-14 && grid != std::nearbyint(grid);
+}
+
 // The input values group g's kernel sees at output position (n, oh, ow), in the weight row's
-// order (channel, kh, kw), 0 at padding: K = ICg * KH * KW of them into `window`.
-void gather_window(const Conv2dParams& p, const float* x, int64_t n, int64_t g, int64_t oh, int64_t ow, double* window) {
+// order (channel, kh, kw), 0 at padding: K = ICg * KH * KW of them into `window`. Returns whether
+// any of them rounds on float16's subnormal grid (rounds_on_half_grid).
+bool gather_window(const Conv2dParams& p, const float* x, int64_t n, int64_t g, int64_t oh, int64_t ow, double* window) {
   const int64_t IC = p.x[1], H = p.x[2], W = p.x[3], ICg = p.w[1], KH = p.w[2], KW = p.w[3];
+  bool rounds = false;
   for (int64_t c = 0; c < ICg; ++c) {
     const float* plane = x + (n * IC + g * ICg + c) * H * W;
     for (int64_t kh = 0; kh < KH; ++kh) {
@@ -69,29 +78,41 @@ void gather_window(const Conv2dParams& p, const float* x, int64_t n, int64_t g, 
       for (int64_t kw = 0; kw < KW; ++kw, ++window) {
         const int64_t iw = ow * p.stride_w - p.pad_w + kw * p.dil_w;
         *window = ih >= 0 && ih < H && iw >= 0 && iw < W ? double(plane[ih * W + iw]) : 0.0;
+        rounds |= rounds_on_half_grid(*window);
       }
     }
   }
+  return rounds;
 }
 
 // One channel's scales over a gathered window and that channel's weight row (K values). The
 // products of two floats are exact in float64; the sums may be reordered into vector lanes,
-// which moves them by a few float64 ulps at most.
+// which moves them by a few float64 ulps at most. `rounds`: whether some input of the window
+// rounds on float16's subnormal grid (gather_window); where none does (nearly every window), the
+// sums over the weights of such inputs are 0 and the loop leaves them out: it is run once per
+// output channel, and its three sums are the same terms in the same lanes either way.
 __attribute__((target_clones("avx512f", "avx2", "default"))) DotScales window_scales(const double* window, const float* w,
-                                                                                    int64_t K, double bias) {
+                                                                                    int64_t K, double bias, bool rounds) {
   double abs_sum = 0, sum_sq = 0, exact = 0, w_abs = 0, w_sq = 0;
+  if (!rounds) {
+#pragma omp simd reduction(+ : abs_sum, sum_sq, exact)
+    for (int64_t k = 0; k < K; ++k) {
+      const double t = window[k] * double(w[k]);
+      abs_sum += std::fabs(t);
+      sum_sq += t * t;
+      exact += t;
+    }
+    return {abs_sum + std::fabs(bias), sum_sq, exact + bias, 0.0, 0.0};
+  }
 #pragma omp simd reduction(+ : abs_sum, sum_sq, exact, w_abs, w_sq)
   for (int64_t k = 0; k < K; ++k) {
     const double wk = double(w[k]), t = window[k] * wk;
     abs_sum += std::fabs(t);
     sum_sq += t * t;
     exact += t;
-    // An input below float16's normals that float16 does not hold (off its 2^-24 grid): a kernel
-    // taking it to float16 moves it by up to 2^-25, whatever its size.
-    const double grid = window[k] * 0x1p24;
-    const bool rounds = std::fabs(window[k]) < 0x1p-14 && grid != std::nearbyint(grid);
-    w_abs += rounds ? std::fabs(wk) : 0.0;
-    w_sq += rounds ? wk * wk : 0.0;
+    const bool moved = rounds_on_half_grid(window[k]);
+    w_abs += moved ? std::fabs(wk) : 0.0;
+    w_sq += moved ? wk * wk : 0.0;
   }
   return {abs_sum + std::fabs(bias), sum_sq, exact + bias, w_abs, w_sq};
 }
@@ -103,8 +124,8 @@ DotScales conv2d_scales(const Conv2dParams& p, const float* x, const float* w, c
   const int64_t ow = i % OW, oh = (i / OW) % OH, oc = (i / (OW * OH)) % OC, n = i / (OW * OH * OC);
   thread_local std::vector<double> window;
   window.resize(size_t(K));
-  gather_window(p, x, n, oc / (OC / p.groups), oh, ow, window.data());
-  return window_scales(window.data(), w + oc * K, K, b ? double(b[oc]) : 0.0);
+  const bool rounds = gather_window(p, x, n, oc / (OC / p.groups), oh, ow, window.data());
+  return window_scales(window.data(), w + oc * K, K, b ? double(b[oc]) : 0.0, rounds);
 }
 
 // The scales of every output channel at output position q (over N x OH x OW). Each group's
@@ -116,9 +137,9 @@ void conv2d_scales_across(const Conv2dParams& p, const float* x, const float* w,
   const int64_t per_group = OC / p.groups;
   std::vector<double> window(static_cast<size_t>(K));
   for (int64_t g = 0; g < p.groups; ++g) {
-    gather_window(p, x, q / (OW * OH), g, (q / OW) % OH, q % OW, window.data());
+    const bool rounds = gather_window(p, x, q / (OW * OH), g, (q / OW) % OH, q % OW, window.data());
     for (int64_t oc = g * per_group; oc < (g + 1) * per_group; ++oc) {
-      out[oc] = window_scales(window.data(), w + oc * K, K, b ? double(b[oc]) : 0.0);
+      out[oc] = window_scales(window.data(), w + oc * K, K, b ? double(b[oc]) : 0.0, rounds);
     }
   }
 }

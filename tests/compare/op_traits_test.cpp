@@ -95,15 +95,22 @@ namespace {
 // conv2d's dot-product scales, element by element and across channels, against the plain sums
 // over each output element's receptive field written out here from the definition of a
 // convolution (x indexed by the input pixel each tap lands on; taps in the padding skipped).
+// Every 41st input is made one that float16 would round on its subnormal grid (1e-6: below
+// 2^-14, off the 2^-24 steps), so that windows with and without such inputs are both met; the
+// sums of |w| and w^2 over those inputs' taps are checked too.
 TEST(OpTraits, ConvDotProductScalesMatchTheirDefinition) {
   for (const char* line : {"conv2d x=2x8x9x11 w=6x4x3x3 bias stride=2 pad=1 groups=2",
                            "conv2d x=1x6x7x7 w=6x1x3x3 pad=2 dilation=2 groups=6", "conv2d x=1x5x6x4 w=7x5x1x1 bias"}) {
     SCOPED_TRACE(line);
     const Call call(line);
     const Conv2dParams p = call.params<Conv2dParams>();
-    const std::vector<Tensor> in = seeded_inputs(line, 3);
+    std::vector<Tensor> in = seeded_inputs(line, 3);
+    in[0] = in[0].clone();
+    for (int64_t i = 0; i < in[0].numel(); i += 41) in[0].mutable_data<float>()[i] = i % 2 ? 1e-6f : -1e-6f;
+    const auto on_half_grid = [](double v) { return std::fabs(v) >= 0x1p-14 || v * 0x1p24 == std::nearbyint(v * 0x1p24); };
     const DotProducts d = call.traits().dot_products(call, in);
     ASSERT_TRUE(d.across_channels);
+    int64_t windows_rounding = 0, windows_not = 0;
     const int64_t N = d.shape[0], OC = d.shape[1], OH = d.shape[2], OW = d.shape[3];
     const int64_t C = p.x[1], H = p.x[2], W = p.x[3], Cg = p.w[1], KH = p.w[2], KW = p.w[3];
     const float *x = in[0].data<float>(), *w = in[1].data<float>();
@@ -122,8 +129,10 @@ TEST(OpTraits, ConvDotProductScalesMatchTheirDefinition) {
                 for (int64_t kw = 0; kw < KW; ++kw) {
                   const int64_t ih = oh * p.stride_h + kh * p.dil_h - p.pad_h, iw = ow * p.stride_w + kw * p.dil_w - p.pad_w;
                   if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                  const double t = double(x[((n * C + first_channel + c) * H + ih) * W + iw]) * double(w[((oc * Cg + c) * KH + kh) * KW + kw]);
+                  const double xv = x[((n * C + first_channel + c) * H + ih) * W + iw], wv = w[((oc * Cg + c) * KH + kh) * KW + kw];
+                  const double t = xv * wv;
                   want.exact += t, want.abs_sum += std::fabs(t), want.sum_sq += t * t;
+                  if (!on_half_grid(xv)) want.weight_abs_sum += std::fabs(wv), want.weight_sq += wv * wv;
                 }
               }
             }
@@ -132,12 +141,17 @@ TEST(OpTraits, ConvDotProductScalesMatchTheirDefinition) {
               EXPECT_NEAR(got->abs_sum, want.abs_sum, 1e-13 * want.abs_sum) << q << " " << oc;
               EXPECT_NEAR(got->sum_sq, want.sum_sq, 1e-13 * want.sum_sq) << q << " " << oc;
               EXPECT_NEAR(got->exact, want.exact, 1e-13 * want.abs_sum) << q << " " << oc;
+              EXPECT_NEAR(got->weight_abs_sum, want.weight_abs_sum, 1e-13 * want.weight_abs_sum) << q << " " << oc;
+              EXPECT_NEAR(got->weight_sq, want.weight_sq, 1e-13 * want.weight_sq) << q << " " << oc;
             }
+            (want.weight_abs_sum > 0 ? windows_rounding : windows_not) += 1;
             EXPECT_GT(want.abs_sum, 0) << q << " " << oc;  // the window is not all padding here
           }
         }
       }
     }
+    EXPECT_GT(windows_rounding, 0);
+    EXPECT_GT(windows_not, 0);
   }
 }
 
