@@ -1,7 +1,10 @@
 #include "kernels/conv2d/conv2d.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "core/error.h"
@@ -71,8 +74,13 @@ inline bool rounds_on_half_grid(double v) {
 bool gather_window(const Conv2dParams& p, const float* x, int64_t n, int64_t g, int64_t oh, int64_t ow, double* window) {
   const int64_t IC = p.x[1], H = p.x[2], W = p.x[3], ICg = p.w[1], KH = p.w[2], KW = p.w[3];
   bool rounds = false;
+  // The planes lie H * W apart, so each channel's reads land on another page: they are asked for
+  // a few channels ahead, which lets the page walks and cache misses overlap.
+  constexpr int64_t kAhead = 8;
+  const int64_t ih0 = std::clamp<int64_t>(oh * p.stride_h - p.pad_h, 0, H - 1), iw0 = std::clamp<int64_t>(ow * p.stride_w - p.pad_w, 0, W - 1);
   for (int64_t c = 0; c < ICg; ++c) {
     const float* plane = x + (n * IC + g * ICg + c) * H * W;
+    if (c + kAhead < ICg) __builtin_prefetch(plane + kAhead * H * W + ih0 * W + iw0);
     for (int64_t kh = 0; kh < KH; ++kh) {
       const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dil_h;
       for (int64_t kw = 0; kw < KW; ++kw, ++window) {
@@ -117,15 +125,34 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) DotScales window_sc
   return {abs_sum + std::fabs(bias), sum_sq, exact + bias, w_abs, w_sq};
 }
 
-// The scales of output element i's dot product (i over N x OC x OH x OW).
-DotScales conv2d_scales(const Conv2dParams& p, const float* x, const float* w, const float* b, int64_t i) {
+// The windows the per-element bound has gathered on this thread for one DotProducts (`owner`, a
+// number never reused): the elements a compare asks bounds of run through a chunk in (n, oc, oh,
+// ow) order, so a position comes back once per channel, and its window (K strided reads, one cache
+// line each) is gathered once. At most kKeptValues values are kept; past that they are dropped.
+struct GatheredWindows {
+  uint64_t owner = 0;
+  std::unordered_map<int64_t, size_t> slot;  // (n, group, oh, ow) -> its window's place
+  std::vector<double> values;                // the windows, K values each
+  std::vector<char> rounds;                  // per window: gather_window's answer
+  static constexpr size_t kKeptValues = size_t(1) << 20;
+};
+
+// The scales of output element i's dot product (i over N x OC x OH x OW), for DotProducts `owner`.
+DotScales conv2d_scales(const Conv2dParams& p, const float* x, const float* w, const float* b, int64_t i, uint64_t owner) {
   const Shape o = p.output_shape();
   const int64_t OW = o[3], OH = o[2], OC = o[1], K = p.reduction_length();
-  const int64_t ow = i % OW, oh = (i / OW) % OH, oc = (i / (OW * OH)) % OC, n = i / (OW * OH * OC);
-  thread_local std::vector<double> window;
-  window.resize(size_t(K));
-  const bool rounds = gather_window(p, x, n, oc / (OC / p.groups), oh, ow, window.data());
-  return window_scales(window.data(), w + oc * K, K, b ? double(b[oc]) : 0.0, rounds);
+  const int64_t ow = i % OW, oh = (i / OW) % OH, oc = (i / (OW * OH)) % OC, n = i / (OW * OH * OC), g = oc / (OC / p.groups);
+  thread_local GatheredWindows kept;
+  if (kept.owner != owner || kept.values.size() + size_t(K) > GatheredWindows::kKeptValues) {
+    kept.owner = owner, kept.slot.clear(), kept.values.clear(), kept.rounds.clear();
+  }
+  const int64_t position = ((n * p.groups + g) * OH + oh) * OW + ow;
+  auto [at, added] = kept.slot.emplace(position, kept.rounds.size());
+  if (added) {
+    kept.values.resize(kept.values.size() + size_t(K));
+    kept.rounds.push_back(gather_window(p, x, n, g, oh, ow, kept.values.data() + at->second * size_t(K)));
+  }
+  return window_scales(kept.values.data() + at->second * size_t(K), w + oc * K, K, b ? double(b[oc]) : 0.0, kept.rounds[at->second] != 0);
 }
 
 // The scales of every output channel at output position q (over N x OH x OW). Each group's
@@ -217,8 +244,9 @@ OpTraits conv2d_traits() {
     check_inputs(Conv2dParams::kName, p.inputs(), in);
     // The tensors are shared (copies of a Tensor share its storage), so the function stays valid.
     DotProducts d{p.reduction_length(), p.output_shape(), 1, nullptr, nullptr};
-    d.scales = [p, x = in[0], w = in[1], b = p.bias ? in[2] : Tensor()](int64_t i) {
-      return conv2d_scales(p, x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr, i);
+    static std::atomic<uint64_t> made{0};
+    d.scales = [p, x = in[0], w = in[1], b = p.bias ? in[2] : Tensor(), owner = ++made](int64_t i) {
+      return conv2d_scales(p, x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr, i, owner);
     };
     d.across_channels = [p, x = in[0], w = in[1], b = p.bias ? in[2] : Tensor()](int64_t q, DotScales* out) {
       conv2d_scales_across(p, x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr, q, out);
