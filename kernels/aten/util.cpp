@@ -68,7 +68,7 @@ Tensor from_aten(const at::Tensor& t) {
   // So are float16 results of a half call, which parity carries as float32 (kernels/call.h).
   const bool widen = t.scalar_type() == at::kBFloat16 || (t.scalar_type() == at::kHalf && half_in_scope() != HalfType::None);
   const at::Tensor c = (widen ? t.to(at::kFloat) : t).to(at::kCPU).contiguous();
-  Tensor out(dtype_from(c.scalar_type()), Shape(c.sizes().vec()));
+  Tensor out = Tensor::uninitialized(dtype_from(c.scalar_type()), Shape(c.sizes().vec()));  // every byte copied below
   if (out.nbytes()) std::memcpy(out.mutable_bytes(), c.data_ptr(), out.nbytes());
   return out;
 }
