@@ -57,6 +57,20 @@ def scripted_functions(model):
     return found
 
 
+def may_take_fast_path(module, model):
+    """Whether PyTorch may run `module` (in `model`) on its fused fast path, as far as the module's
+    own settings tell: an eval TransformerEncoderLayer or MultiheadAttention, batch first, with
+    one embedding size for query, key and value, and no extra key and value rows; a
+    TransformerDecoderLayer's attention over its memory (never query, key and value at once) not.
+    Whether it does depends on the call too (masks, autocast, the number of heads in some versions)."""
+    attention = module.self_attn if isinstance(module, torch.nn.TransformerEncoderLayer) else module
+    if module.training or not isinstance(attention, torch.nn.MultiheadAttention):
+        return False
+    if not attention.batch_first or not attention._qkv_same_embed_dim or attention.bias_k is not None or attention.add_zero_attn:
+        return False
+    return not any(isinstance(m, torch.nn.TransformerDecoderLayer) and m.multihead_attn is module for m in model.modules())
+
+
 class Recorder:
     def __init__(self, out_dir, model, inputs, layers, calls, force, name, dtype):
         if not isinstance(model, torch.nn.Module):
@@ -117,11 +131,10 @@ class Recorder:
         self.functions.enter()
 
     def tell_fast_paths(self):
-        """Says once which of the model's modules PyTorch would run on a fused fast path (eval
+        """Says once which of the model's modules PyTorch may run on a fused fast path (eval
         TransformerEncoderLayer and MultiheadAttention), which it does not take while a torch
         function mode is on: the dump records their composite path instead."""
-        fused = (torch.nn.TransformerEncoderLayer, torch.nn.MultiheadAttention)
-        paths = [n or type(m).__name__ for n, m in self.model.named_modules() if isinstance(m, fused) and not m.training]
+        paths = [n or type(m).__name__ for n, m in self.model.named_modules() if may_take_fast_path(m, self.model)]
         if paths:
             shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
             print(f"parity_torch: {self.folder.path}: {shown}: PyTorch's fused fast path for these is not taken while a dump "

@@ -420,6 +420,30 @@ class Hostile(unittest.TestCase):
         plain, _ = stderr_of(lambda: self.run_plain(path + "-plain"))
         self.assertNotIn("TorchScript", plain)
 
+    # The fast-path notice names the attention modules PyTorch may fuse, and no others: a
+    # sequence-first encoder, a decoder's attention over its memory and attention with extra key
+    # and value rows never take it (an adversarial round found them all named).
+    def test_the_fast_path_notice_names_only_modules_that_may_take_it(self):
+        torch.manual_seed(0)
+        model = torch.nn.ModuleDict({
+            "fused": torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True),
+            "seq_first": torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0),
+            "decoder": torch.nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True),
+            "bias_kv": torch.nn.MultiheadAttention(8, 2, add_bias_kv=True, batch_first=True)}).eval()
+        path = self.path("fast-path")
+
+        def run():
+            x = torch.randn(2, 3, 8)
+            with torch.no_grad(), parity_torch.dump(path, model):
+                y = model["fused"](x)
+                model["seq_first"](x.transpose(0, 1))
+                model["decoder"](y, x)
+                model["bias_kv"](y, y, y)
+        err, _ = stderr_of(run)
+        notice = next(line for line in err.splitlines() if "fused fast path" in line)
+        named = notice.split(": ")[2].split(", ")
+        self.assertEqual(named, ["fused", "fused.self_attn", "decoder.self_attn"])
+
     def run_plain(self, path):
         model = torch.nn.Sequential(torch.nn.Linear(4, 4)).eval()
         with torch.no_grad(), parity_torch.dump(path, model):
